@@ -1,0 +1,908 @@
+package schema
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/apache/arrow/go/v16/arrow"
+	"github.com/apache/arrow/go/v16/arrow/array"
+	"github.com/apache/arrow/go/v16/arrow/ipc"
+	"github.com/apache/arrow/go/v16/parquet"
+	"github.com/apache/arrow/go/v16/parquet/file"
+	"github.com/apache/arrow/go/v16/parquet/pqarrow"
+)
+
+// recordSource yields the records of an Arrow or Parquet file. The record
+// is valid until the next call.
+type recordSource interface {
+	next() (arrow.Record, error) // io.EOF at the end
+	close() error
+}
+
+// columnarReader reads Arrow IPC and Parquet files in any of the input forms
+// and returns batches in the canonical schemas.
+type columnarReader struct {
+	file string
+	role Role
+	form Form
+	src  recordSource
+	row  int64 // 1-based row number of the next record's first row
+	errs ErrorList
+	done bool
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func openColumnar(_ context.Context, path string, role Role, format Format, opts Options) (Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	var src recordSource
+	err = protect(func() error {
+		info, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		// Check the framing before the Arrow reader trusts its lengths, and
+		// bound what it may allocate (see CheckIPCFile).
+		opts.Allocator = LimitedAllocator{Allocator: opts.Allocator, Limit: AllocationLimit(info.Size())}
+		switch format {
+		case FormatArrow:
+			if err := CheckIPCFile(f, info.Size()); err != nil {
+				return err
+			}
+			src, err = newIPCFileSource(f, opts)
+		case FormatArrowStream:
+			if err := CheckIPCStream(f, info.Size()); err != nil {
+				return err
+			}
+			src, err = newIPCStreamSource(f, opts)
+		default:
+			src, err = newParquetSource(f, opts)
+		}
+		return err
+	})
+	if err != nil {
+		f.Close()
+		return nil, &InputError{File: path, Err: fmt.Errorf("%w: %s: %v", ErrCorrupt, format, err)}
+	}
+	r := &columnarReader{file: path, role: role, src: src, row: 1}
+	r.errs.Limit = opts.MaxErrors
+	return r, nil
+}
+
+// protect runs fn, turning a panic inside the Arrow or Parquet libraries
+// (which trust their input more than we do) into an error.
+func protect(fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("malformed data: %v", p)
+		}
+	}()
+	return fn()
+}
+
+func (r *columnarReader) Form() Form { return r.form }
+
+func (r *columnarReader) Next(ctx context.Context) (*Batch, error) {
+	for !r.done {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var rec arrow.Record
+		err := protect(func() error {
+			var err error
+			rec, err = r.src.next()
+			return err
+		})
+		if err == io.EOF {
+			r.done = true
+			break
+		}
+		if err != nil {
+			r.done = true
+			r.errs.Add(&InputError{File: r.file, Row: r.row, Err: fmt.Errorf("%w: %v", ErrCorrupt, err)})
+			break
+		}
+		first := r.row
+		r.row += rec.NumRows()
+		if rec.NumRows() == 0 {
+			continue
+		}
+		var out arrow.Record
+		var list ErrorList
+		if err := protect(func() error {
+			var err error
+			out, err = r.normalize(rec, first, &list)
+			return err
+		}); err != nil {
+			r.done = true
+			// A missing column or a column of the wrong type is a problem
+			// of the file's schema, not corruption: keep its kind.
+			if !errors.Is(err, ErrMissingColumn) && !errors.Is(err, ErrTypeMismatch) {
+				err = fmt.Errorf("%w: %v", ErrCorrupt, err)
+			}
+			r.errs.Add(&InputError{File: r.file, Row: first, Err: err})
+			break
+		}
+		r.errs.Merge(&list)
+		if r.errs.Len() > 0 {
+			if out != nil {
+				out.Release()
+			}
+			continue
+		}
+		return &Batch{Record: out, Form: r.form, File: r.file, FirstRow: first}, nil
+	}
+	if err := r.errs.Err(); err != nil {
+		return nil, err
+	}
+	return nil, io.EOF
+}
+
+func (r *columnarReader) Close() error {
+	r.closeOnce.Do(func() { r.closeErr = r.src.close() })
+	return r.closeErr
+}
+
+// column finds a column by any of its accepted names.
+func column(rec arrow.Record, names ...string) (int, arrow.Array) {
+	for _, n := range names {
+		if idx := rec.Schema().FieldIndices(n); len(idx) > 0 {
+			return idx[0], rec.Column(idx[0])
+		}
+	}
+	return -1, nil
+}
+
+// normalize converts a record of the file into the canonical schema of its
+// form, validating every value.
+func (r *columnarReader) normalize(rec arrow.Record, first int64, errs *ErrorList) (arrow.Record, error) {
+	at := func(i int, field string, err error) {
+		errs.Add(&InputError{File: r.file, Row: first + int64(i), Field: field, Err: err})
+	}
+	for i, c := range rec.Columns() {
+		if err := checkLengths(c.Data(), 0); err != nil {
+			return nil, fmt.Errorf("column %s: %v", rec.ColumnName(i), err)
+		}
+	}
+	_, qcol := column(rec, FieldQueryID, "qid")
+	if qcol == nil {
+		return nil, missingColumns(rec, FieldQueryID)
+	}
+	_, docList := column(rec, FieldDocIDs)
+	_, docCol := column(rec, FieldDocID)
+	form := FormUnknown
+	switch {
+	case r.role == RoleGold && docList != nil:
+		form = FormGoldList
+	case r.role == RoleGold && docCol != nil:
+		form = FormGoldLong
+	case r.role == RoleRun && docList != nil:
+		form = FormRunList
+	case r.role == RoleRun && docCol != nil:
+		form = FormRunLong
+	default:
+		return nil, missingColumns(rec, FieldDocID+" or "+FieldDocIDs)
+	}
+	if r.form == FormUnknown {
+		r.form = form
+	} else if r.form != form {
+		return nil, fmt.Errorf("record holds %s rows after %s rows", form, r.form)
+	}
+	n := int(rec.NumRows())
+	qids, err := copyStrings(qcol, FieldQueryID, n, at)
+	if err != nil {
+		return nil, err
+	}
+	switch form {
+	case FormGoldLong:
+		docs, err := copyStrings(docCol, FieldDocID, n, at)
+		if err != nil {
+			return nil, err
+		}
+		_, gcol := column(rec, FieldGrade, "relevance", "rel")
+		if gcol == nil {
+			return nil, missingColumns(rec, FieldGrade)
+		}
+		grades, _, err := copyInts(gcol, FieldGrade, false, at)
+		if err != nil {
+			return nil, err
+		}
+		return NewRecord(GoldLong(), []arrow.Array{qids, docs, Int32Array(grades, nil)}, n), nil
+	case FormRunLong:
+		docs, err := copyStrings(docCol, FieldDocID, n, at)
+		if err != nil {
+			return nil, err
+		}
+		_, scol := column(rec, FieldScore)
+		if scol == nil {
+			return nil, missingColumns(rec, FieldScore)
+		}
+		scores, err := copyScores(scol, FieldScore, at)
+		if err != nil {
+			return nil, err
+		}
+		ranks := make([]int32, n)
+		var valid []bool
+		if _, rcol := column(rec, FieldRank); rcol != nil {
+			if ranks, valid, err = copyInts(rcol, FieldRank, true, at); err != nil {
+				return nil, err
+			}
+		} else {
+			valid = make([]bool, n)
+		}
+		return NewRecord(RunLong(), []arrow.Array{qids, docs, Float64Array(scores), Int32Array(ranks, valid)}, n), nil
+	case FormGoldList:
+		offs, docs, err := copyStringList(docList, FieldDocIDs, at)
+		if err != nil {
+			return nil, err
+		}
+		_, glist := column(rec, FieldGrades)
+		var grades []int32
+		if glist == nil {
+			grades = make([]int32, docs.Len()) // binary relevance: every listed doc has grade 1
+			for i := range grades {
+				grades[i] = 1
+			}
+		} else {
+			gl, ok := glist.(array.ListLike)
+			if !ok {
+				return nil, fmt.Errorf("column %s: %w: want list<int>, got %s", FieldGrades, ErrTypeMismatch, glist.DataType())
+			}
+			for i := 0; i < n; i++ {
+				s, e := gl.ValueOffsets(i)
+				if gl.IsNull(i) || int32(e-s) != offs[i+1]-offs[i] {
+					at(i, FieldGrades, fmt.Errorf("%w: %d grades for %d doc_ids", ErrTypeMismatch, e-s, offs[i+1]-offs[i]))
+				}
+			}
+			if errs.Len() > 0 {
+				return nil, nil
+			}
+			vals, _, err := copyInts(flatValues(gl), FieldGrades, false, listAt(gl, at))
+			if err != nil {
+				return nil, err
+			}
+			for i := 0; i < n; i++ {
+				s, e := gl.ValueOffsets(i)
+				grades = append(grades, vals[s:e]...)
+			}
+		}
+		var query arrow.Array
+		if _, qt := column(rec, FieldQuery); qt != nil {
+			if query, err = copyNullableStrings(qt, FieldQuery, at); err != nil {
+				return nil, err
+			}
+		} else {
+			valid := make([]bool, n)
+			query = NullableStringArray(make([]int32, n+1), nil, valid)
+		}
+		tags, err := copyTags(rec, n, at)
+		if err != nil {
+			return nil, err
+		}
+		if errs.Len() > 0 {
+			query.Release()
+			tags.Release()
+			return nil, nil
+		}
+		return NewRecord(GoldList(), []arrow.Array{qids, query, ListArray(offs, docs, nil), ListArray(offs, Int32Array(grades, nil), nil), tags}, n), nil
+	case FormRunList:
+		offs, docs, err := copyStringList(docList, FieldDocIDs, at)
+		if err != nil {
+			return nil, err
+		}
+		scoreOff := make([]int32, 1, n+1)
+		var scores []float64
+		var valid []bool
+		if _, sl := column(rec, FieldScores); sl != nil {
+			ll, ok := sl.(array.ListLike)
+			if !ok {
+				return nil, fmt.Errorf("column %s: %w: want list<float>, got %s", FieldScores, ErrTypeMismatch, sl.DataType())
+			}
+			vals, err := copyScores(flatValues(ll), FieldScores, listAt(ll, at))
+			if err != nil {
+				return nil, err
+			}
+			valid = make([]bool, n)
+			for i := 0; i < n; i++ {
+				if !ll.IsNull(i) {
+					s, e := ll.ValueOffsets(i)
+					if int32(e-s) != offs[i+1]-offs[i] {
+						at(i, FieldScores, fmt.Errorf("%w: %d scores for %d doc_ids", ErrTypeMismatch, e-s, offs[i+1]-offs[i]))
+						continue
+					}
+					valid[i] = true
+					scores = append(scores, vals[s:e]...)
+				}
+				scoreOff = append(scoreOff, int32(len(scores)))
+			}
+		} else {
+			valid = make([]bool, n)
+			for i := 0; i < n; i++ {
+				scoreOff = append(scoreOff, 0)
+			}
+		}
+		if errs.Len() > 0 {
+			return nil, nil
+		}
+		return NewRecord(RunList(), []arrow.Array{qids, ListArray(offs, docs, nil), ListArray(scoreOff, Float64Array(scores), valid)}, n), nil
+	}
+	return nil, errors.New("unreachable")
+}
+
+// checkLengths checks that the fixed-width buffers (values, offsets,
+// indices) of an array, its children and its dictionary are long enough for
+// its length. The lengths in a file are arbitrary numbers that Arrow checks
+// for some types only (not for lists, for one), and the copies below size
+// their output by them: a list claiming 2^31 rows must be an error, not an
+// allocation that kills the process.
+func checkLengths(d arrow.ArrayData, depth int) error {
+	if depth > 64 {
+		return errors.New("nested too deeply")
+	}
+	if d.Len() < 0 || d.Offset() < 0 {
+		return fmt.Errorf("negative length %d or offset %d", d.Len(), d.Offset())
+	}
+	if d.Len() > 0 {
+		n := int64(d.Offset()) + int64(d.Len())
+		bufs := d.Buffers()
+		_, offsets := d.DataType().(arrow.OffsetsDataType)
+		if id := d.DataType().ID(); id == arrow.LIST_VIEW || id == arrow.LARGE_LIST_VIEW {
+			offsets = false // n offsets and n sizes, no extra offset
+		}
+		for i, spec := range d.DataType().Layout().Buffers {
+			if spec.Kind != arrow.KindFixedWidth {
+				continue
+			}
+			need := n * int64(spec.ByteWidth)
+			if i == 1 && offsets {
+				need += int64(spec.ByteWidth)
+			}
+			have := 0
+			if i < len(bufs) && bufs[i] != nil {
+				have = bufs[i].Len()
+			}
+			if int64(have) < need {
+				return fmt.Errorf("%s buffer %d holds %d bytes, %d values need %d", d.DataType(), i, have, d.Len(), need)
+			}
+		}
+	}
+	for _, c := range d.Children() {
+		if err := checkLengths(c, depth+1); err != nil {
+			return err
+		}
+	}
+	if d.DataType().ID() == arrow.DICTIONARY {
+		// (Dictionary returns a typed nil for other types.)
+		if dict, ok := d.Dictionary().(*array.Data); ok && dict != nil {
+			return checkLengths(dict, depth+1)
+		}
+	}
+	return nil
+}
+
+func missingColumns(rec arrow.Record, want string) error {
+	names := make([]string, 0, rec.NumCols())
+	for _, f := range rec.Schema().Fields() {
+		names = append(names, f.Name)
+	}
+	return fmt.Errorf("%w: %s (the file has %v)", ErrMissingColumn, want, names)
+}
+
+type stringValues interface {
+	arrow.Array
+	Value(i int) string
+}
+
+// stringsOf returns the values of a utf8, large_utf8 or dictionary<utf8>
+// column through one interface.
+func stringsOf(a arrow.Array, name string) (func(i int) string, error) {
+	switch c := a.(type) {
+	case *array.String:
+		if err := CheckStringOffsets(c); err != nil {
+			return nil, err
+		}
+		return c.Value, nil
+	case *array.LargeString:
+		return c.Value, nil
+	case *array.Binary:
+		return func(i int) string { return string(c.Value(i)) }, nil
+	case *array.Dictionary:
+		dict, ok := c.Dictionary().(stringValues)
+		if !ok {
+			break
+		}
+		return func(i int) string { return dict.Value(c.GetValueIndex(i)) }, nil
+	}
+	return nil, fmt.Errorf("column %s: %w: want utf8, got %s", name, ErrTypeMismatch, a.DataType())
+}
+
+func checkID(s string) error {
+	if s == "" {
+		return ErrEmptyID
+	}
+	if !utf8.ValidString(s) {
+		return ErrInvalidUTF8
+	}
+	return nil
+}
+
+func copyStrings(a arrow.Array, name string, n int, at func(int, string, error)) (*array.String, error) {
+	get, err := stringsOf(a, name)
+	if err != nil {
+		return nil, err
+	}
+	b := NewStrings(n, 16*n)
+	for i := 0; i < n; i++ {
+		if a.IsNull(i) {
+			at(i, name, ErrNull)
+			b.Append("")
+			continue
+		}
+		s := get(i)
+		if err := checkID(s); err != nil {
+			at(i, name, err)
+		}
+		b.Append(s)
+	}
+	return b.Array(), nil
+}
+
+func copyNullableStrings(a arrow.Array, name string, at func(int, string, error)) (*array.String, error) {
+	get, err := stringsOf(a, name)
+	if err != nil {
+		return nil, err
+	}
+	n := a.Len()
+	b := NewStrings(n, 32*n)
+	valid := make([]bool, n)
+	for i := 0; i < n; i++ {
+		if a.IsNull(i) {
+			b.Append("")
+			continue
+		}
+		s := get(i)
+		if !utf8.ValidString(s) {
+			at(i, name, ErrInvalidUTF8)
+		}
+		valid[i] = true
+		b.Append(s)
+	}
+	return NullableStringArray(b.Offsets, b.Data, valid), nil
+}
+
+// flatValues returns the child values of a list, sliced to the list's own
+// extent.
+func flatValues(l array.ListLike) arrow.Array { return l.ListValues() }
+
+// listAt turns at, which locates errors by row, into a function that
+// locates errors by index into the child values of l: an error at value j
+// is reported at the row whose list holds j. Values that no (valid) row
+// holds are not used, and their errors are dropped.
+func listAt(l array.ListLike, at func(int, string, error)) func(int, string, error) {
+	n := l.Len()
+	return func(j int, field string, err error) {
+		i := sort.Search(n, func(i int) bool { _, e := l.ValueOffsets(i); return e > int64(j) })
+		if i == n || l.IsNull(i) {
+			return
+		}
+		if s, _ := l.ValueOffsets(i); int64(j) < s {
+			return
+		}
+		at(i, field, err)
+	}
+}
+
+func copyStringList(a arrow.Array, name string, at func(int, string, error)) ([]int32, *array.String, error) {
+	l, ok := a.(array.ListLike)
+	if !ok {
+		return nil, nil, fmt.Errorf("column %s: %w: want list<utf8>, got %s", name, ErrTypeMismatch, a.DataType())
+	}
+	vals := flatValues(l)
+	get, err := stringsOf(vals, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := l.Len()
+	offs := make([]int32, 1, n+1)
+	b := NewStrings(min(n*8, vals.Len()), min(n*64, 1<<20))
+	for i := 0; i < n; i++ {
+		if l.IsNull(i) {
+			at(i, name, ErrNull)
+		} else {
+			s, e := l.ValueOffsets(i)
+			if s < 0 || e < s || e > int64(vals.Len()) {
+				return nil, nil, fmt.Errorf("column %s: list offsets out of range", name)
+			}
+			for j := s; j < e; j++ {
+				if vals.IsNull(int(j)) {
+					at(i, name, ErrNull)
+					continue
+				}
+				v := get(int(j))
+				if err := checkID(v); err != nil {
+					at(i, name, err)
+				}
+				b.Append(v)
+			}
+		}
+		offs = append(offs, int32(b.Len()))
+	}
+	return offs, b.Array(), nil
+}
+
+// copyInts copies an integer column into int32 values. With nullable, nulls
+// become invalid entries; otherwise they are errors.
+func copyInts(a arrow.Array, name string, nullable bool, at func(int, string, error)) ([]int32, []bool, error) {
+	n := a.Len()
+	out := make([]int32, n)
+	var valid []bool
+	if nullable {
+		valid = make([]bool, n)
+	}
+	var get func(i int) (int64, bool)
+	switch c := a.(type) {
+	case *array.Int8:
+		get = func(i int) (int64, bool) { return int64(c.Value(i)), true }
+	case *array.Int16:
+		get = func(i int) (int64, bool) { return int64(c.Value(i)), true }
+	case *array.Int32:
+		get = func(i int) (int64, bool) { return int64(c.Value(i)), true }
+	case *array.Int64:
+		get = func(i int) (int64, bool) { return c.Value(i), true }
+	case *array.Uint8:
+		get = func(i int) (int64, bool) { return int64(c.Value(i)), true }
+	case *array.Uint16:
+		get = func(i int) (int64, bool) { return int64(c.Value(i)), true }
+	case *array.Uint32:
+		get = func(i int) (int64, bool) { return int64(c.Value(i)), true }
+	case *array.Uint64:
+		get = func(i int) (int64, bool) { v := c.Value(i); return int64(v), v <= math.MaxInt64 }
+	case *array.Float64:
+		get = func(i int) (int64, bool) { v := c.Value(i); return int64(v), v == math.Trunc(v) }
+	case *array.Float32:
+		get = func(i int) (int64, bool) { v := float64(c.Value(i)); return int64(v), v == math.Trunc(v) }
+	default:
+		return nil, nil, fmt.Errorf("column %s: %w: want an integer type, got %s", name, ErrTypeMismatch, a.DataType())
+	}
+	for i := 0; i < n; i++ {
+		if a.IsNull(i) {
+			if !nullable {
+				at(i, name, ErrNull)
+			}
+			continue
+		}
+		v, ok := get(i)
+		if !ok || v < math.MinInt32 || v > math.MaxInt32 {
+			at(i, name, fmt.Errorf("%w: not an int32", ErrNumber))
+			continue
+		}
+		out[i] = int32(v)
+		if nullable {
+			valid[i] = true
+		}
+	}
+	return out, valid, nil
+}
+
+func copyScores(a arrow.Array, name string, at func(int, string, error)) ([]float64, error) {
+	n := a.Len()
+	out := make([]float64, n)
+	var get func(i int) float64
+	switch c := a.(type) {
+	case *array.Float64:
+		get = c.Value
+	case *array.Float32:
+		get = func(i int) float64 { return float64(c.Value(i)) }
+	case *array.Int64:
+		get = func(i int) float64 { return float64(c.Value(i)) }
+	case *array.Int32:
+		get = func(i int) float64 { return float64(c.Value(i)) }
+	default:
+		return nil, fmt.Errorf("column %s: %w: want a float type, got %s", name, ErrTypeMismatch, a.DataType())
+	}
+	for i := 0; i < n; i++ {
+		if a.IsNull(i) {
+			at(i, name, ErrNull)
+			continue
+		}
+		v := get(i)
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			at(i, name, fmt.Errorf("%w: %v", ErrNotFinite, v))
+			continue
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func copyTags(rec arrow.Record, n int, at func(int, string, error)) (*array.Map, error) {
+	offs := make([]int32, 1, n+1)
+	keys := NewStrings(n, 16*n)
+	vals := NewStrings(n, 16*n)
+	_, col := column(rec, FieldTags)
+	if col == nil {
+		for i := 0; i < n; i++ {
+			offs = append(offs, 0)
+		}
+		return MapArray(offs, keys.Array(), vals.Array(), nil), nil
+	}
+	m, ok := col.(*array.Map)
+	if !ok {
+		return nil, fmt.Errorf("column %s: %w: want map<utf8,utf8>, got %s", FieldTags, ErrTypeMismatch, col.DataType())
+	}
+	getK, err := stringsOf(m.Keys(), FieldTags)
+	if err != nil {
+		return nil, err
+	}
+	getV, err := stringsOf(m.Items(), FieldTags)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < n; i++ {
+		if !m.IsNull(i) {
+			s, e := m.ValueOffsets(i)
+			for j := int(s); j < int(e); j++ {
+				if m.Keys().IsNull(j) || m.Items().IsNull(j) {
+					continue
+				}
+				k, v := getK(j), getV(j)
+				if k == "" || !utf8.ValidString(k) || !utf8.ValidString(v) || containsByte(k, '=') {
+					at(i, FieldTags, fmt.Errorf("%w: tag %q: name must be non-empty UTF-8 without '='", ErrTypeMismatch, k))
+					continue
+				}
+				keys.Append(k)
+				vals.Append(v)
+			}
+		}
+		offs = append(offs, int32(keys.Len()))
+	}
+	return MapArray(offs, keys.Array(), vals.Array(), nil), nil
+}
+
+func containsByte(s string, c byte) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return true
+		}
+	}
+	return false
+}
+
+// ipcFileSource reads an Arrow IPC file.
+type ipcFileSource struct {
+	f *os.File
+	r *ipc.FileReader
+	i int
+}
+
+func newIPCFileSource(f *os.File, opts Options) (recordSource, error) {
+	r, err := ipc.NewFileReader(f, ipc.WithAllocator(opts.Allocator))
+	if err != nil {
+		return nil, err
+	}
+	return &ipcFileSource{f: f, r: r}, nil
+}
+
+func (s *ipcFileSource) next() (arrow.Record, error) {
+	if s.i >= s.r.NumRecords() {
+		return nil, io.EOF
+	}
+	rec, err := s.r.Record(s.i)
+	s.i++
+	return rec, err
+}
+
+func (s *ipcFileSource) close() error {
+	s.r.Close()
+	return s.f.Close()
+}
+
+// ipcStreamSource reads an Arrow IPC stream.
+type ipcStreamSource struct {
+	f *os.File
+	r *ipc.Reader
+}
+
+func newIPCStreamSource(f *os.File, opts Options) (recordSource, error) {
+	r, err := ipc.NewReader(f, ipc.WithAllocator(opts.Allocator))
+	if err != nil {
+		return nil, err
+	}
+	return &ipcStreamSource{f: f, r: r}, nil
+}
+
+func (s *ipcStreamSource) next() (arrow.Record, error) {
+	if s.r.Next() {
+		return s.r.Record(), nil
+	}
+	if err := s.r.Err(); err != nil {
+		return nil, err
+	}
+	return nil, io.EOF
+}
+
+func (s *ipcStreamSource) close() error {
+	s.r.Release()
+	return s.f.Close()
+}
+
+// parquetSource reads a Parquet file through pqarrow.
+type parquetSource struct {
+	f  *os.File
+	pf *file.Reader
+	rr pqarrow.RecordReader
+}
+
+func newParquetSource(f *os.File, opts Options) (recordSource, error) {
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkParquetArrowSchema(pf); err != nil {
+		pf.Close()
+		return nil, err
+	}
+	if err := decodeNestedColumns(pf); err != nil {
+		pf.Close()
+		return nil, err
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, opts.Allocator)
+	if err != nil {
+		pf.Close()
+		return nil, err
+	}
+	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
+	if err != nil {
+		pf.Close()
+		return nil, err
+	}
+	return &parquetSource{f: f, pf: pf, rr: rr}, nil
+}
+
+// checkParquetArrowSchema checks the framing of the Arrow schema that
+// writers store in a Parquet file's metadata (key ARROW:schema, a base64
+// IPC stream), decoded as pqarrow decodes it. pqarrow reads it with the
+// default allocator and trusts its lengths: a corrupt one can ask for
+// gigabytes.
+func checkParquetArrowSchema(pf *file.Reader) error {
+	kv := pf.MetaData().KeyValueMetadata()
+	if kv == nil {
+		return nil
+	}
+	v := kv.FindValue("ARROW:schema")
+	if v == nil {
+		return nil
+	}
+	var decoded []byte
+	var err error
+	if len(*v)%4 == 0 {
+		decoded, err = base64.StdEncoding.DecodeString(*v)
+	}
+	if len(decoded) == 0 || err != nil {
+		decoded, err = base64.RawStdEncoding.DecodeString(*v)
+	}
+	if err != nil {
+		return nil // pqarrow fails on it too, without allocating
+	}
+	if err := CheckIPCStream(bytes.NewReader(decoded), int64(len(decoded))); err != nil {
+		return fmt.Errorf("stored Arrow schema: %w", err)
+	}
+	return nil
+}
+
+// decodeNestedColumns opens, in the calling goroutine, the reader of every
+// column chunk of pf, and decodes every leaf column that lies in a struct or
+// a map (such as tags). pqarrow does both in goroutines of its own
+// (FileReader.GetFieldReaders, structReader.LoadBatch), where a panic on
+// corrupt metadata or data cannot be recovered and ends the process; doing
+// it here first, under protect, turns such a panic into an error.
+func decodeNestedColumns(pf *file.Reader) error {
+	sc := pf.MetaData().Schema
+	as, err := pqarrow.FromParquet(sc, nil, pf.MetaData().KeyValueMetadata())
+	if err != nil {
+		return err
+	}
+	root := sc.Root()
+	nested := make(map[int]bool) // root field index → holds a struct
+	for i := 0; i < root.NumFields() && i < as.NumFields(); i++ {
+		nested[i] = hasStruct(as.Field(i).Type)
+	}
+	for c := 0; c < sc.NumColumns(); c++ {
+		top := -1
+		for i := 0; i < root.NumFields(); i++ {
+			if root.Field(i) == sc.ColumnRoot(c) {
+				top = i
+			}
+		}
+		for g := 0; g < pf.NumRowGroups(); g++ {
+			cr, err := pf.RowGroup(g).Column(c)
+			if err != nil {
+				return err
+			}
+			if top < 0 || !nested[top] {
+				continue
+			}
+			if err := decodeColumnChunk(cr); err != nil {
+				return fmt.Errorf("column %s: %w", sc.Column(c).Path(), err)
+			}
+		}
+	}
+	return nil
+}
+
+func hasStruct(t arrow.DataType) bool {
+	switch t := t.(type) {
+	case *arrow.StructType:
+		return true
+	case arrow.ListLikeType:
+		return hasStruct(t.Elem())
+	case *arrow.DictionaryType:
+		return hasStruct(t.ValueType)
+	}
+	return false
+}
+
+// decodeColumnChunk reads every value of a column chunk and drops them.
+func decodeColumnChunk(cr file.ColumnChunkReader) error {
+	const batch = 1024
+	def, rep := make([]int16, batch), make([]int16, batch)
+	for cr.HasNext() {
+		var n int64
+		var err error
+		switch r := cr.(type) {
+		case *file.BooleanColumnChunkReader:
+			n, _, err = r.ReadBatch(batch, make([]bool, batch), def, rep)
+		case *file.Int32ColumnChunkReader:
+			n, _, err = r.ReadBatch(batch, make([]int32, batch), def, rep)
+		case *file.Int64ColumnChunkReader:
+			n, _, err = r.ReadBatch(batch, make([]int64, batch), def, rep)
+		case *file.Int96ColumnChunkReader:
+			n, _, err = r.ReadBatch(batch, make([]parquet.Int96, batch), def, rep)
+		case *file.Float32ColumnChunkReader:
+			n, _, err = r.ReadBatch(batch, make([]float32, batch), def, rep)
+		case *file.Float64ColumnChunkReader:
+			n, _, err = r.ReadBatch(batch, make([]float64, batch), def, rep)
+		case *file.ByteArrayColumnChunkReader:
+			n, _, err = r.ReadBatch(batch, make([]parquet.ByteArray, batch), def, rep)
+		case *file.FixedLenByteArrayColumnChunkReader:
+			n, _, err = r.ReadBatch(batch, make([]parquet.FixedLenByteArray, batch), def, rep)
+		default:
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return cr.Err()
+}
+
+func (s *parquetSource) next() (arrow.Record, error) {
+	if s.rr.Next() {
+		return s.rr.Record(), nil
+	}
+	if err := s.rr.Err(); err != nil && err != io.EOF {
+		return nil, err
+	}
+	return nil, io.EOF
+}
+
+func (s *parquetSource) close() error {
+	s.rr.Release()
+	return s.pf.Close() // closes s.f
+}

@@ -1,0 +1,40 @@
+// Package schema is the one place that defines evalgate's Arrow schemas and
+// turns input files into Arrow record batches in those schemas.
+//
+// # Input schemas
+//
+// A gold set and a run each come in a long form (one row per query×doc, as
+// in TREC files) or a list form (one row per query, as in JSONL files):
+//
+//	GoldLong   query_id utf8, doc_id utf8, grade int32
+//	GoldList   query_id utf8, query utf8?, doc_ids list<utf8>, grades list<int32>, tags map<utf8,utf8>?
+//	RunLong    query_id utf8, doc_id utf8, score float64, rank int32?
+//	RunList    query_id utf8, doc_ids list<utf8>, scores list<float64>?
+//
+// (? marks nullable columns.) Arrow IPC and Parquet files in either form are
+// read directly; readers accept any integer type for grades and ranks, any
+// float type for scores, and utf8 or large_utf8 for ids. A run in list form
+// without scores is ranked by list position.
+//
+// # Shard batch
+//
+// The batch the kernel scores and the workers receive, one row per query,
+// after ranking, de-duplication and interning (package ingest):
+//
+//	ShardBatch seq int64, query_id utf8, groups list<utf8>, grades list<int32>, run list<uint32>
+//
+// grades holds the query's judged documents in order of decreasing grade;
+// the judged document at position i has the interned id i. run holds the
+// ranking as interned ids: ids below len(grades) are judged documents,
+// larger ids are documents without a judgment. groups names the tag groups
+// ("category=policy") the query belongs to.
+//
+// # Readers and errors
+//
+// Open detects the format of a file (by extension and content) and returns a
+// Reader of Batches. Text formats are parsed in parallel blocks, delivered
+// in file order. Every problem with the input is an *InputError naming the
+// file, the line (or row) and the cause; readers collect them into an
+// ErrorList and report all of them at the end (the first few in full).
+// Readers never panic on malformed input: each parser has a fuzz target.
+package schema

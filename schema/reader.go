@@ -1,0 +1,129 @@
+package schema
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+
+	"github.com/apache/arrow/go/v16/arrow"
+	"github.com/apache/arrow/go/v16/arrow/memory"
+)
+
+// Role says whether a file is read as the gold set or as a run.
+type Role uint8
+
+// The roles.
+const (
+	RoleGold Role = iota + 1
+	RoleRun
+)
+
+func (r Role) String() string {
+	if r == RoleGold {
+		return "gold"
+	}
+	return "run"
+}
+
+// Batch is one record batch read from an input file, in one of the four
+// input forms.
+type Batch struct {
+	Record arrow.Record
+	Form   Form
+	File   string
+	// Lines holds the 1-based source line of each row, for text formats;
+	// nil for Arrow and Parquet, whose rows are numbered from FirstRow.
+	Lines    []int64
+	FirstRow int64
+}
+
+// At returns an InputError locating row i of the batch, with err as cause.
+func (b *Batch) At(i int, field string, err error) *InputError {
+	e := &InputError{File: b.File, Field: field, Err: err}
+	if b.Lines != nil {
+		e.Line = b.Lines[i]
+	} else {
+		e.Row = b.FirstRow + int64(i)
+	}
+	return e
+}
+
+// Release drops the caller's reference to the record. The Batch stays
+// usable by holders of other references (taken with Record.Retain).
+func (b *Batch) Release() {
+	if b.Record != nil {
+		b.Record.Release()
+	}
+}
+
+// Reader reads an input file as record batches.
+type Reader interface {
+	// Next returns the next batch, or io.EOF after the last. When the file
+	// has errors, Next stops returning batches and, once the whole file has
+	// been checked, returns them as an *ErrorList (or a single
+	// *InputError). The caller must Release every batch.
+	Next(ctx context.Context) (*Batch, error)
+	// Form is the form of the batches.
+	Form() Form
+	// Close stops reading and frees resources. It is safe to call at any
+	// time and more than once.
+	Close() error
+}
+
+// Options controls how files are read.
+type Options struct {
+	Format Format // FormatAuto: detect
+	// Parallelism is the number of goroutines parsing text blocks
+	// (default GOMAXPROCS).
+	Parallelism int
+	// BlockSize is the size of the text blocks parsed in parallel
+	// (default 4 MiB).
+	BlockSize int
+	// MaxErrors is the number of errors kept in full (default
+	// DefaultErrorLimit); the rest are counted.
+	MaxErrors int
+	// Allocator for Arrow and Parquet readers (default the Go allocator).
+	Allocator memory.Allocator
+}
+
+func (o Options) withDefaults() Options {
+	if o.Parallelism <= 0 {
+		o.Parallelism = runtime.GOMAXPROCS(0)
+	}
+	if o.BlockSize <= 0 {
+		o.BlockSize = 4 << 20
+	}
+	if o.Allocator == nil {
+		o.Allocator = memory.DefaultAllocator
+	}
+	return o
+}
+
+// Open opens path as the given role. The format comes from opts.Format, or
+// is detected from the file's leading bytes and extension.
+func Open(ctx context.Context, path string, role Role, opts Options) (Reader, error) {
+	opts = opts.withDefaults()
+	format := opts.Format
+	if format == FormatAuto {
+		f, err := DetectFormat(path)
+		if err != nil {
+			return nil, err
+		}
+		format = f
+	}
+	switch format {
+	case FormatTREC:
+		if role == RoleGold {
+			return openText(ctx, path, FormGoldLong, parseQrelsBlock, opts)
+		}
+		return openText(ctx, path, FormRunLong, parseTRECRunBlock, opts)
+	case FormatJSONL:
+		if role == RoleGold {
+			return openText(ctx, path, FormGoldList, parseJSONLGoldBlock, opts)
+		}
+		return openText(ctx, path, FormRunList, parseJSONLRunBlock, opts)
+	case FormatArrow, FormatArrowStream, FormatParquet:
+		return openColumnar(ctx, path, role, format, opts)
+	}
+	return nil, fmt.Errorf("open %s: %w %v", path, ErrUnknownFormat, format)
+}

@@ -1,0 +1,285 @@
+package schema
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v16/arrow"
+)
+
+// maxBlockErrors bounds the errors one block keeps in full; the rest are
+// counted. The reader keeps the first ones of the whole file.
+const maxBlockErrors = 64
+
+// lineScanner walks the lines of a block, skipping blank lines and lines
+// whose first byte is '#' (a comment; '#' elsewhere is data, as in
+// MS MARCO v2.1 segment ids).
+type lineScanner struct {
+	data []byte
+	line int64 // 1-based number of the current line within the block
+}
+
+// next returns the next non-blank, non-comment line without its line end.
+func (s *lineScanner) next() ([]byte, bool) {
+	for len(s.data) > 0 {
+		s.line++
+		var l []byte
+		if i := bytes.IndexByte(s.data, '\n'); i >= 0 {
+			l, s.data = s.data[:i], s.data[i+1:]
+		} else {
+			l, s.data = s.data, nil
+		}
+		if n := len(l); n > 0 && l[n-1] == '\r' {
+			l = l[:n-1]
+		}
+		if len(l) == 0 || l[0] == '#' || isBlank(l) {
+			continue
+		}
+		return l, true
+	}
+	return nil, false
+}
+
+func isBlank(l []byte) bool {
+	for _, c := range l {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\v' && c != '\f' {
+			return false
+		}
+	}
+	return true
+}
+
+// field is one whitespace-separated field of a line and its 1-based column.
+type field struct {
+	b   []byte
+	col int
+}
+
+// splitFields splits l on runs of spaces and tabs into out (up to its
+// capacity) and returns the total number of fields.
+func splitFields(l []byte, out []field) ([]field, int) {
+	out = out[:0]
+	n := 0
+	i := 0
+	for i < len(l) {
+		for i < len(l) && (l[i] == ' ' || l[i] == '\t') {
+			i++
+		}
+		if i == len(l) {
+			break
+		}
+		start := i
+		for i < len(l) && l[i] != ' ' && l[i] != '\t' {
+			i++
+		}
+		if len(out) < cap(out) {
+			out = append(out, field{b: l[start:i], col: start + 1})
+		}
+		n++
+	}
+	return out, n
+}
+
+// blockErrors collects a block's errors, keeping the first maxBlockErrors.
+type blockErrors struct {
+	file    string
+	errs    []*InputError
+	dropped int
+}
+
+func (b *blockErrors) add(line int64, col int, fieldName string, err error) {
+	if len(b.errs) >= maxBlockErrors {
+		b.dropped++
+		return
+	}
+	b.errs = append(b.errs, &InputError{File: b.file, Line: line, Column: col, Field: fieldName, Err: err})
+}
+
+// result attaches the errors to res.
+func (b *blockErrors) result(res blockResult) blockResult {
+	res.errs = b.errs
+	res.dropped = b.dropped
+	return res
+}
+
+// blockUTF8 reports whether a whole block is valid UTF-8, so that the
+// per-line check can be skipped (one pass over 4 MiB of ASCII is much
+// cheaper than millions of short calls).
+func blockUTF8(data []byte) bool { return utf8.Valid(data) }
+
+func invalidUTF8(l []byte) (int, bool) {
+	if utf8.Valid(l) {
+		return 0, false
+	}
+	for i := 0; i < len(l); {
+		r, size := utf8.DecodeRune(l[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i + 1, true
+		}
+		i += size
+	}
+	return 1, true
+}
+
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// parseInt32 parses a decimal integer that fits in int32.
+func parseInt32(b []byte) (int32, error) {
+	v, err := strconv.ParseInt(unsafeString(b), 10, 32)
+	if err != nil {
+		return 0, err
+	}
+	return int32(v), nil
+}
+
+// parseScore parses a finite float64.
+func parseScore(b []byte) (float64, error) {
+	v, err := strconv.ParseFloat(unsafeString(b), 64)
+	if err != nil {
+		if errors.Is(err, strconv.ErrRange) {
+			return 0, fmt.Errorf("%w: %q is out of the float64 range", ErrNotFinite, b)
+		}
+		return 0, fmt.Errorf("%w: %q", ErrNumber, b)
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%w: %q", ErrNotFinite, b)
+	}
+	return v, nil
+}
+
+// sizeBlock estimates the arrays a block needs: its line count (exact
+// upper bound) and, from its first data line, the length of two fields
+// with some slack. Reserving much more than needed costs real time: large
+// allocations are zeroed, and first touching their pages is expensive.
+func sizeBlock(data []byte, f1, f2 int) (lines, len1, len2 int) {
+	lines = bytes.Count(data, []byte{'\n'}) + 1
+	sc := lineScanner{data: data}
+	l, ok := sc.next()
+	if !ok {
+		return lines, 8, 8
+	}
+	fs, n := splitFieldsFast(l, make([]field, 0, 8))
+	if n <= max(f1, f2) {
+		return lines, 16, 16
+	}
+	return lines, len(fs[f1].b) + len(fs[f1].b)/4 + 2, len(fs[f2].b) + len(fs[f2].b)/4 + 2
+}
+
+// parseQrelsBlock parses TREC qrels lines: query_id iteration doc_id grade.
+func parseQrelsBlock(file string, data []byte) blockResult {
+	est, qidLen, docLen := sizeBlock(data, 0, 2)
+	qids := NewStrings(est, est*qidLen)
+	docs := NewStrings(est, est*docLen)
+	grades := make([]int32, 0, est)
+	lines := make([]int64, 0, est)
+	errs := blockErrors{file: file}
+	fs := make([]field, 0, 4)
+	sc := lineScanner{data: data}
+	validBlock := blockUTF8(data)
+	for {
+		l, ok := sc.next()
+		if !ok {
+			break
+		}
+		if !validBlock {
+			if col, bad := invalidUTF8(l); bad {
+				errs.add(sc.line, col, "", ErrInvalidUTF8)
+				continue
+			}
+		}
+		var n int
+		fs, n = splitFieldsFast(l, fs)
+		if n != 4 {
+			hint := ""
+			if n >= 6 {
+				hint = "; this looks like a TREC run line: pass the file as the run"
+			}
+			errs.add(sc.line, 0, "", fmt.Errorf("%w: want 4 (query_id iteration doc_id grade), got %d%s", ErrFieldCount, n, hint))
+			continue
+		}
+		g, err := parseInt32Fast(fs[3].b)
+		if err != nil {
+			errs.add(sc.line, fs[3].col, FieldGrade, fmt.Errorf("%w: want an integer, got %q", ErrNumber, fs[3].b))
+			continue
+		}
+		qids.AppendBytes(fs[0].b)
+		docs.AppendBytes(fs[2].b)
+		grades = append(grades, g)
+		lines = append(lines, sc.line)
+	}
+	res := blockResult{nLines: sc.line, lines: lines}
+	if len(errs.errs) == 0 {
+		res.rec = NewRecord(GoldLong(), []arrow.Array{qids.Array(), docs.Array(), Int32Array(grades, nil)}, len(grades))
+	}
+	return errs.result(res)
+}
+
+// parseTRECRunBlock parses TREC run lines:
+// query_id Q0 doc_id rank score run_tag, ignoring further fields as
+// trec_eval does. A rank that is not an integer is kept as null: it matters
+// only with --rank-by rank.
+func parseTRECRunBlock(file string, data []byte) blockResult {
+	est, qidLen, docLen := sizeBlock(data, 0, 2)
+	qids := NewStrings(est, est*qidLen)
+	docs := NewStrings(est, est*docLen)
+	scores := make([]float64, 0, est)
+	ranks := make([]int32, 0, est)
+	var rankValid []bool // allocated at the first bad rank
+	lines := make([]int64, 0, est)
+	errs := blockErrors{file: file}
+	fs := make([]field, 0, 5)
+	sc := lineScanner{data: data}
+	validBlock := blockUTF8(data)
+	for {
+		l, ok := sc.next()
+		if !ok {
+			break
+		}
+		if !validBlock {
+			if col, bad := invalidUTF8(l); bad {
+				errs.add(sc.line, col, "", ErrInvalidUTF8)
+				continue
+			}
+		}
+		var n int
+		fs, n = splitFieldsFast(l, fs)
+		if n < 6 {
+			hint := ""
+			if n == 4 {
+				hint = "; this looks like a qrels line: pass the file as the gold set"
+			}
+			errs.add(sc.line, 0, "", fmt.Errorf("%w: want 6 (query_id Q0 doc_id rank score run_tag), got %d%s", ErrFieldCount, n, hint))
+			continue
+		}
+		score, err := parseScoreFast(fs[4].b)
+		if err != nil {
+			errs.add(sc.line, fs[4].col, FieldScore, err)
+			continue
+		}
+		rank, err := parseInt32Fast(fs[3].b)
+		if err != nil && rankValid == nil {
+			rankValid = make([]bool, len(ranks), cap(ranks))
+			for i := range rankValid {
+				rankValid[i] = true
+			}
+		}
+		if rankValid != nil {
+			rankValid = append(rankValid, err == nil)
+		}
+		qids.AppendBytes(fs[0].b)
+		docs.AppendBytes(fs[2].b)
+		scores = append(scores, score)
+		ranks = append(ranks, rank)
+		lines = append(lines, sc.line)
+	}
+	res := blockResult{nLines: sc.line, lines: lines}
+	if len(errs.errs) == 0 {
+		res.rec = NewRecord(RunLong(), []arrow.Array{qids.Array(), docs.Array(), Float64Array(scores), Int32Array(ranks, rankValid)}, len(scores))
+	}
+	return errs.result(res)
+}
