@@ -1,0 +1,25 @@
+// Package ingest joins a run with its gold set and produces shard-batch
+// rows, the input of the scoring kernel.
+//
+// LoadGold reads the whole gold set into a compact in-memory index (gold
+// sets are small next to runs). Join then streams the run: it cuts it into
+// per-query groups, ranks each group (score descending with trec_eval's
+// tie-break, or the rank column), drops duplicate doc ids (keeping the
+// best-ranked), applies the depth cut-off, and interns doc ids per query:
+// the query's judged documents get ids 0..G-1 in order of decreasing grade
+// and every other document an id ≥ G, comparing the doc-id strings exactly.
+//
+// Work is split into units of consecutive queries. Units are built in
+// parallel and handed to the caller's Process function in parallel, then to
+// Commit one at a time in input order, so everything downstream is
+// deterministic. Runs are streamed in bounded memory when each query's lines
+// are contiguous (as every common tool writes them); a run whose queries are
+// interleaved makes Join return ErrRunNotGrouped before it commits anything
+// the caller cannot redo, and JoinBuffered handles it by reading the whole
+// run first.
+//
+// Every choice follows trec_eval unless a Config field says otherwise; the
+// counts of what was not scored (queries only in the run, gold queries
+// missing from the run, queries without relevant documents, duplicate doc
+// ids) are reported in Stats, never dropped silently.
+package ingest
