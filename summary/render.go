@@ -1,0 +1,93 @@
+package summary
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteTable writes the human-readable table: the overall measures, the
+// per-tag measures, the counts and the warnings.
+func (s *Summary) WriteTable(w io.Writer) error {
+	var b strings.Builder
+	c := s.Counts
+	fmt.Fprintf(&b, "evalgate: %d queries scored (gold set %d, run %d)\n\n", c.ScoredQueries, c.GoldQueries, c.RunQueries)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	if s.Baseline == nil {
+		fmt.Fprintf(tw, "measure\tvalue\tn\n")
+		for _, m := range s.Measures {
+			fmt.Fprintf(tw, "%s\t%s\t%d\n", m.Name, formatValue(m), c.ScoredQueries)
+		}
+	} else {
+		fmt.Fprintf(tw, "measure\tvalue\tbaseline\tdelta\t95%% CI\tp\tn\n")
+		for i, m := range s.Measures {
+			bm := s.Baseline.Measures[i]
+			ci, p := "", ""
+			if mc := s.Comparison.Measure(m.Name); mc != nil {
+				if mc.CILow != nil && mc.CIHigh != nil {
+					ci = fmt.Sprintf("[%+.4f, %+.4f]", *mc.CILow, *mc.CIHigh)
+				}
+				if mc.PValue != nil {
+					p = fmt.Sprintf("%.3f", *mc.PValue)
+				}
+			}
+			delta := ""
+			if m.Kind == "mean" {
+				delta = fmt.Sprintf("%+.4f", m.Value-bm.Value)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", m.Name, formatValue(m), formatValue(bm), delta, ci, p, c.ScoredQueries)
+		}
+	}
+	tw.Flush()
+	if len(s.Groups) > 0 {
+		b.WriteString("\nper tag:\n")
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "tag\tn")
+		for _, m := range s.Measures {
+			fmt.Fprintf(tw, "\t%s", m.Name)
+		}
+		fmt.Fprintln(tw)
+		for _, g := range s.Groups {
+			fmt.Fprintf(tw, "%s=%s\t%d", g.Tag, g.Value, g.Queries)
+			for _, m := range g.Measures {
+				fmt.Fprintf(tw, "\t%s", formatValue(m))
+			}
+			fmt.Fprintln(tw)
+		}
+		tw.Flush()
+	}
+	if len(s.Warnings) > 0 {
+		b.WriteString("\nwarnings:\n")
+		for _, x := range s.Warnings {
+			fmt.Fprintf(&b, "  - %s\n", x)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	if err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	return nil
+}
+
+func formatValue(m Measure) string {
+	if m.Kind == "sum" && m.Value == math.Trunc(m.Value) && math.Abs(m.Value) < 1e15 {
+		return fmt.Sprintf("%d", int64(m.Value))
+	}
+	return fmt.Sprintf("%.4f", m.Value)
+}
+
+// WriteTREC writes trec_eval-style lines: measure name, "all", value —
+// with trec_eval's names where trec_eval has the measure. Tag groups are
+// not part of this format.
+func (s *Summary) WriteTREC(w io.Writer) error {
+	var b strings.Builder
+	for _, m := range s.Measures {
+		fmt.Fprintf(&b, "%-22s\tall\t%s\n", m.TRECName, formatValue(m))
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("write trec output: %w", err)
+	}
+	return nil
+}
