@@ -1,0 +1,246 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/evalgate/evalgate/ingest"
+	"github.com/evalgate/evalgate/metric"
+	"github.com/evalgate/evalgate/perquery"
+	"github.com/evalgate/evalgate/schema"
+	"github.com/evalgate/evalgate/summary"
+)
+
+// Input is one input file.
+type Input struct {
+	Path   string
+	Format schema.Format // FormatAuto: detect
+}
+
+// Job describes one evaluation.
+type Job struct {
+	Gold, Run Input
+	// Baseline, if its Path is set, is a second run scored in the same job
+	// and compared with Run query by query (Metric.Paired or
+	// Metric.Pairing must then be set).
+	Baseline Input
+	Metric   metric.Config
+	Ingest   ingest.Config
+	Read     schema.Options
+	// PerQuery, if set, creates the writer that receives every scored
+	// query's values in input order. If the run must be read a second time
+	// (it is not grouped by query), the first writer is aborted and
+	// PerQuery is called again.
+	PerQuery func() (perquery.Writer, error)
+	Logger   zerolog.Logger
+}
+
+// Validate checks the job.
+func (j *Job) Validate() error {
+	if j.Gold.Path == "" {
+		return errors.New("job: no gold set")
+	}
+	if j.Run.Path == "" {
+		return errors.New("job: no run")
+	}
+	if j.Ingest.Depth < 0 {
+		return fmt.Errorf("job: depth %d is negative", j.Ingest.Depth)
+	}
+	if j.Ingest.RelLevel != j.Metric.RelLevel {
+		return fmt.Errorf("job: relevance level %d for ingest and %d for scoring", j.Ingest.RelLevel, j.Metric.RelLevel)
+	}
+	if paired := j.Metric.Paired || j.Metric.Pairing != nil; paired != (j.Baseline.Path != "") {
+		return errors.New("job: a baseline run and a paired metric configuration go together")
+	}
+	return j.Metric.Validate()
+}
+
+// Outcome is the result of a job.
+type Outcome struct {
+	Summary *summary.Summary
+	Partial *metric.Partial
+	Stats   ingest.Stats
+}
+
+// resolveFormat returns the format a file will be read as.
+func resolveFormat(in Input) (schema.Format, error) {
+	if in.Format != schema.FormatAuto {
+		return in.Format, nil
+	}
+	return schema.DetectFormat(in.Path)
+}
+
+// loadGold reads the gold set.
+func loadGold(ctx context.Context, job *Job) (*ingest.Gold, error) {
+	opts := job.Read
+	opts.Format = job.Gold.Format
+	r, err := schema.Open(ctx, job.Gold.Path, schema.RoleGold, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return ingest.LoadGold(ctx, r)
+}
+
+// summaryConfig records the job's choices in the summary.
+func summaryConfig(job *Job) summary.Config {
+	avg := "gold-queries"
+	if job.Ingest.OnlyRunQueries {
+		avg = "run-queries"
+	}
+	return summary.Config{
+		Measures:       metric.Names(job.Metric.Measures),
+		RelLevel:       job.Metric.RelLevel,
+		RankBy:         job.Ingest.RankBy.String(),
+		Depth:          job.Ingest.Depth,
+		Averaging:      avg,
+		SkipNoRelevant: job.Ingest.SkipNoRelevant,
+		Strict:         job.Ingest.Strict,
+	}
+}
+
+func digestString(d [2]uint64) string {
+	var b [16]byte
+	for i := 0; i < 8; i++ {
+		b[i] = byte(d[1] >> (56 - 8*i))
+		b[8+i] = byte(d[0] >> (56 - 8*i))
+	}
+	return "xxh3-128-sum:" + hex.EncodeToString(b[:])
+}
+
+// loadBaseline joins the job's baseline run, if any.
+func loadBaseline(ctx context.Context, job *Job, gold *ingest.Gold) (*ingest.Baseline, error) {
+	if job.Baseline.Path == "" {
+		return nil, nil
+	}
+	t0 := time.Now()
+	b, err := ingest.NewJoiner(gold, job.Ingest).LoadBaseline(ctx, func() (schema.Reader, error) {
+		opts := job.Read
+		opts.Format = job.Baseline.Format
+		return schema.Open(ctx, job.Baseline.Path, schema.RoleRun, opts)
+	})
+	if err != nil {
+		return nil, err
+	}
+	job.Logger.Info().Dur("took", time.Since(t0)).Msg("baseline run loaded")
+	return b, nil
+}
+
+// outcome is what a finished job knows, for its summary.
+type outcome struct {
+	goldDigest string
+	gold       *ingest.Gold // nil when resuming a finished job (no query texts)
+	run        ingest.Stats
+	runDigest  string
+	base       *ingest.Stats
+	baseDigest string
+	partial    *metric.Partial
+}
+
+// buildSummary assembles the summary of a finished job: the same function
+// for local and distributed jobs, so their summaries are the same bytes.
+func buildSummary(job *Job, o outcome, exec summary.Execution) (*summary.Summary, error) {
+	gf, err := resolveFormat(job.Gold)
+	if err != nil {
+		return nil, err
+	}
+	rf, err := resolveFormat(job.Run)
+	if err != nil {
+		return nil, err
+	}
+	inputs := summary.Inputs{
+		Gold: summary.Input{Path: job.Gold.Path, Format: gf.String(), Digest: o.goldDigest},
+		Run:  summary.Input{Path: job.Run.Path, Format: rf.String(), Digest: o.runDigest},
+	}
+	cfg := summaryConfig(job)
+	results := o.partial.Reduce()
+	s := summary.Build(inputs, cfg, o.run, results, exec)
+	if run, base := o.partial.Curve(); run != nil {
+		s.RecallCurve = &summary.Curve{Run: run, Baseline: base}
+	}
+	if o.base != nil {
+		bf, err := resolveFormat(job.Baseline)
+		if err != nil {
+			return nil, err
+		}
+		b := &summary.Baseline{
+			Input:    summary.Input{Path: job.Baseline.Path, Format: bf.String(), Digest: o.baseDigest},
+			Counts:   summary.CountsOf(*o.base),
+			Groups:   []summary.Group{},
+			Warnings: summary.Warnings(cfg, *o.base),
+		}
+		for _, gr := range results {
+			if gr.Name == metric.Overall {
+				b.Measures = summary.Measures(gr.BaseValues)
+				continue
+			}
+			tag, value, _ := strings.Cut(gr.Name, "=")
+			b.Groups = append(b.Groups, summary.Group{Tag: tag, Value: value, Queries: gr.Queries, Measures: summary.Measures(gr.BaseValues)})
+		}
+		s.Baseline = b
+	}
+	if cs := o.partial.Comparisons(); cs != nil {
+		s.Comparison = comparison(job, o, cs)
+	}
+	return s, nil
+}
+
+func comparison(job *Job, o outcome, cs []metric.Comparison) *summary.Comparison {
+	p := job.Metric.Pairing
+	c := &summary.Comparison{
+		Method:     "Poisson bootstrap of the mean difference (percentile interval); paired sign-flip randomization test (two-sided)",
+		Confidence: 0.95, Replicates: p.Replicates, Permutations: p.Permutations, Seed: p.Seed,
+		Regressed: []summary.RegressedQuery{},
+	}
+	overall := o.partial.Reduce()[0]
+	value := func(vs []metric.Value, m metric.Measure) float64 {
+		for _, v := range vs {
+			if v.Measure == m {
+				return v.Value
+			}
+		}
+		return 0
+	}
+	opt := func(x float64) *float64 {
+		if math.IsNaN(x) {
+			return nil
+		}
+		return &x
+	}
+	for _, mc := range cs {
+		v, b := value(overall.Values, mc.Measure), value(overall.BaseValues, mc.Measure)
+		c.Measures = append(c.Measures, summary.MeasureComparison{Name: mc.Measure.String(), Value: v, Baseline: b,
+			Delta: v - b, CILow: opt(mc.CILow), CIHigh: opt(mc.CIHigh), PValue: opt(mc.PValue)})
+	}
+	if p.TopK > 0 {
+		c.RegressedMeasure = job.Metric.Measures[p.Measures[0]].String()
+		for _, q := range o.partial.TopRegressed() {
+			rq := summary.RegressedQuery{QueryID: q.QueryID, Value: q.Value, Baseline: q.Base, Rank: int(q.FirstRel), BaselineRank: int(q.BaseFirstRel)}
+			if o.gold != nil {
+				if gi := o.gold.Lookup(q.QueryID); gi >= 0 {
+					rq.Query = o.gold.QueryText(gi)
+				}
+			}
+			c.Regressed = append(c.Regressed, rq)
+		}
+	}
+	return c
+}
+
+func execution(mode string, workers, shards int, job string, start time.Time) summary.Execution {
+	return summary.Execution{
+		Mode:           mode,
+		Workers:        workers,
+		Shards:         shards,
+		Job:            job,
+		StartedAt:      start.UTC().Format(time.RFC3339),
+		ElapsedSeconds: time.Since(start).Seconds(),
+	}
+}

@@ -1,0 +1,143 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/evalgate/evalgate/ingest"
+	"github.com/evalgate/evalgate/metric"
+	"github.com/evalgate/evalgate/perquery"
+	"github.com/evalgate/evalgate/schema"
+)
+
+// Score evaluates a job in this process: the reference evaluation.
+func Score(ctx context.Context, job Job) (*Outcome, error) {
+	start := time.Now()
+	if err := job.Validate(); err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	gold, err := loadGold(ctx, &job)
+	if err != nil {
+		return nil, err
+	}
+	job.Logger.Info().Int("queries", gold.NumQueries()).Dur("took", time.Since(t0)).Msg("gold set loaded")
+	base, err := loadBaseline(ctx, &job, gold)
+	if err != nil {
+		return nil, err
+	}
+	job.Ingest.Baseline = base
+	res, partial, err := scoreRun(ctx, &job, gold, false)
+	if errors.Is(err, ingest.ErrRunNotGrouped) {
+		job.Logger.Warn().Str("run", job.Run.Path).
+			Msg("the run's queries are not contiguous; reading the whole run into memory before scoring")
+		res, partial, err = scoreRun(ctx, &job, gold, true)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg := job.Ingest
+	if cfg.Parallelism <= 0 {
+		cfg = ingestDefaults(cfg)
+	}
+	o := outcome{goldDigest: gold.Digest(), gold: gold, run: res.Stats, runDigest: digestString(res.RunDigest), partial: partial}
+	if base != nil {
+		o.base, o.baseDigest = &base.Result.Stats, digestString(base.Result.RunDigest)
+	}
+	s, err := buildSummary(&job, o, execution("local", cfg.Parallelism, 0, "", start))
+	if err != nil {
+		return nil, err
+	}
+	return &Outcome{Summary: s, Partial: partial, Stats: res.Stats}, nil
+}
+
+func ingestDefaults(c ingest.Config) ingest.Config {
+	// The joiner applies the same default; repeat it for the summary.
+	if c.Parallelism <= 0 {
+		c.Parallelism = defaultParallelism()
+	}
+	return c
+}
+
+// scoreRun joins and scores the run once.
+func scoreRun(ctx context.Context, job *Job, gold *ingest.Gold, buffered bool) (*ingest.Result, *metric.Partial, error) {
+	opts := job.Read
+	opts.Format = job.Run.Format
+	r, err := schema.Open(ctx, job.Run.Path, schema.RoleRun, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+
+	var pq perquery.Writer
+	if job.PerQuery != nil {
+		if pq, err = job.PerQuery(); err != nil {
+			return nil, nil, err
+		}
+		defer func() {
+			if pq != nil {
+				pq.Abort()
+			}
+		}()
+	}
+	cfg := ingestDefaults(job.Ingest)
+	kernels := make([]*metric.Kernel, cfg.Parallelism)
+	partials := make([]*metric.Partial, cfg.Parallelism)
+	for i := range kernels {
+		if kernels[i], err = metric.NewKernel(job.Metric); err != nil {
+			return nil, nil, err
+		}
+		partials[i] = metric.NewPartialFor(job.Metric)
+	}
+	nm := len(job.Metric.Measures)
+	handlers := ingest.Handlers{
+		Process: func(w int, u *ingest.Unit) error {
+			rec := u.Rows.Record()
+			defer rec.Release()
+			v, err := schema.ViewShardBatch(rec)
+			if err != nil {
+				return err
+			}
+			var collect func(int, []float64)
+			if pq != nil {
+				u.Scores = make([]float64, 0, v.Rows*nm)
+				collect = func(_ int, vals []float64) { u.Scores = append(u.Scores, vals...) }
+			}
+			return kernels[w].Score(v, partials[w], collect)
+		},
+	}
+	if pq != nil {
+		handlers.Commit = func(u *ingest.Unit) error {
+			for i, gi := range u.Gold {
+				if err := pq.Write(gold.QueryID(gi), u.Scores[i*nm:(i+1)*nm]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	j := ingest.NewJoiner(gold, cfg)
+	var res *ingest.Result
+	if buffered {
+		res, err = j.JoinBuffered(ctx, r, handlers)
+	} else {
+		res, err = j.Join(ctx, r, handlers)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	total := metric.NewPartialFor(job.Metric)
+	for _, p := range partials {
+		if err := total.Merge(p); err != nil {
+			return nil, nil, err
+		}
+	}
+	if pq != nil {
+		if err := pq.Commit(); err != nil {
+			return nil, nil, err
+		}
+		pq = nil
+	}
+	return res, total, nil
+}

@@ -1,0 +1,5 @@
+package coordinator
+
+import "runtime"
+
+func defaultParallelism() int { return runtime.GOMAXPROCS(0) }

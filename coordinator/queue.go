@@ -1,0 +1,121 @@
+package coordinator
+
+import (
+	"context"
+	"time"
+
+	"github.com/evalgate/evalgate/ingest"
+)
+
+// TaskSpec is one task to publish: an encoded shard part and the headers
+// that tell a worker how to score it.
+type TaskSpec struct {
+	Job, ID string
+	Payload []byte
+	Digest  string // hex SHA-256 of Payload
+	Queries int
+	Headers map[string]string
+}
+
+// Event is something the coordinator learns about a task of its job.
+type Event struct {
+	Task string
+	// Partial is set for a stored result (the first one for the task).
+	Partial []byte
+	Worker  string
+	// Dead is set when the task failed for good: Reason says why.
+	Dead       bool
+	Reason     string
+	Deliveries int
+}
+
+// Watcher delivers the events of one job: every stored partial (including
+// those stored before Watch was called) and every final failure.
+type Watcher interface {
+	// Next blocks until an event arrives or ctx is done.
+	Next(ctx context.Context) (Event, error)
+	// Stop releases the watcher; Next then fails.
+	Stop()
+}
+
+// Queue is what the distributed coordinator needs from the message queue.
+// Implementations must be safe for concurrent use.
+type Queue interface {
+	// PublishTask enqueues a task. Publishing a task that is already
+	// pending is not an error.
+	PublishTask(ctx context.Context, t TaskSpec) error
+	// TaskPending reports whether the task waits in the queue (or is held
+	// by a worker).
+	TaskPending(ctx context.Context, job, task string) (bool, error)
+	// HasPartial reports whether a result is stored for the task.
+	HasPartial(ctx context.Context, job, task string) (bool, error)
+	// Watch starts delivering the job's events.
+	Watch(ctx context.Context, job string) (Watcher, error)
+	// PutManifest stores a job manifest; GetManifest reads one back
+	// (ErrJobNotFound if absent); ListManifests lists them all.
+	PutManifest(ctx context.Context, m *Manifest) error
+	GetManifest(ctx context.Context, job string) (*Manifest, error)
+	ListManifests(ctx context.Context) ([]*Manifest, error)
+	// WorkerCount is the number of workers seen recently.
+	WorkerCount(ctx context.Context) (int, error)
+	// PurgeJob removes the job's pending tasks and payload objects.
+	PurgeJob(ctx context.Context, job string) error
+}
+
+// Manifest states.
+const (
+	StateIngesting = "ingesting" // tasks are being published
+	StatePublished = "published" // every task is published; scoring
+	StateDone      = "done"
+	StateFailed    = "failed"
+)
+
+// Manifest records a job in the queue's key-value store: enough to resume
+// it after a coordinator crash and to report on it.
+type Manifest struct {
+	Version       int           `json:"version"`
+	Job           string        `json:"job"`
+	State         string        `json:"state"`
+	Created       time.Time     `json:"created"`
+	Updated       time.Time     `json:"updated"`
+	Config        JobConfig     `json:"config"`
+	HashAlgorithm string        `json:"hash_algorithm"`
+	Parts         []int         `json:"parts,omitempty"` // parts per shard, once published
+	Tasks         int           `json:"tasks"`
+	Queries       int64         `json:"queries"`
+	GoldDigest    string        `json:"gold_digest,omitempty"`
+	RunDigest     string        `json:"run_digest,omitempty"`
+	Stats         *ingest.Stats `json:"stats,omitempty"`
+	// BaselineDigest and BaselineStats describe the baseline run, when
+	// there is one.
+	BaselineDigest string        `json:"baseline_digest,omitempty"`
+	BaselineStats  *ingest.Stats `json:"baseline_stats,omitempty"`
+	Error          string        `json:"error,omitempty"`
+	Done           int           `json:"done,omitempty"` // tasks scored, when the job ended
+}
+
+// ManifestVersion is the layout version written by this build.
+const ManifestVersion = 1
+
+// JobConfig is the part of a Job that travels in the manifest.
+type JobConfig struct {
+	GoldPath       string   `json:"gold_path"`
+	GoldFormat     string   `json:"gold_format"`
+	RunPath        string   `json:"run_path"`
+	RunFormat      string   `json:"run_format"`
+	Measures       []string `json:"measures"`
+	RelLevel       int32    `json:"rel_level"`
+	RankBy         string   `json:"rank_by"`
+	Depth          int      `json:"depth"`
+	Strict         bool     `json:"strict"`
+	SkipNoRelevant bool     `json:"skip_no_relevant"`
+	OnlyRunQueries bool     `json:"only_run_queries"`
+	Shards         int      `json:"shards"`
+	PartBytes      int      `json:"part_bytes"`
+	PerQuery       bool     `json:"per_query"`
+	BaselinePath   string   `json:"baseline_path,omitempty"`
+	BaselineFormat string   `json:"baseline_format,omitempty"`
+	Paired         bool     `json:"paired,omitempty"`
+	Pairing        string   `json:"pairing,omitempty"`
+	CurveDepth     int      `json:"curve_depth,omitempty"`
+}
