@@ -1,0 +1,335 @@
+package gate
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/evalgate/evalgate/metric"
+	"github.com/evalgate/evalgate/summary"
+)
+
+// Statuses of a gate.
+const (
+	StatusPass            = "pass"
+	StatusFail            = "fail"
+	StatusWarn            = "warn"
+	StatusNotEnoughQuery  = "not-enough-queries"
+	RegressionOK          = "ok"
+	RegressionRegressed   = "regressed"
+	RegressionWithinNoise = "not significant"
+	RegressionNoBaseline  = "not checked: no baseline"
+)
+
+// Verdicts and their exit codes.
+const (
+	VerdictPass = "pass"
+	VerdictWarn = "warn"
+	VerdictFail = "fail"
+)
+
+// ErrNoBaseline is returned when a baseline is required and absent.
+var ErrNoBaseline = errors.New("gate: no baseline (give --baseline SUMMARY or --baseline-run RUN)")
+
+// ErrGoldChanged is returned when the baseline was scored on another gold
+// set.
+var ErrGoldChanged = errors.New("gate: the baseline was scored on a different gold set")
+
+// Options controls Evaluate.
+type Options struct {
+	// Baseline is a previous summary to compare with, when the summary has
+	// no baseline run of its own.
+	Baseline *summary.Summary
+	// RequireBaseline makes a missing baseline an error instead of a
+	// "not checked" note.
+	RequireBaseline bool
+	// AllowGoldChange accepts a baseline scored on a different gold set
+	// (the verdict notes it).
+	AllowGoldChange bool
+}
+
+// baselineSource provides baseline values and, for a baseline run scored
+// in the same job, the paired statistics.
+type baselineSource struct {
+	overall func(name string) (float64, bool)
+	group   func(tag, name string) (float64, int64, bool)
+	cmp     *summary.Comparison
+	what    string
+}
+
+func pickBaseline(s *summary.Summary, o Options, notes *[]string) (*baselineSource, error) {
+	switch {
+	case s.Baseline != nil && o.Baseline != nil:
+		return nil, errors.New("gate: two baselines: the baseline run scored in this job and a saved summary; give one")
+	case s.Baseline != nil:
+		b := s.Baseline
+		return &baselineSource{overall: b.Value, group: b.GroupValue, cmp: s.Comparison,
+			what: "the baseline run " + b.Input.Path}, nil
+	case o.Baseline != nil:
+		b := o.Baseline
+		if b.Inputs.Gold.Digest != s.Inputs.Gold.Digest {
+			if !o.AllowGoldChange {
+				return nil, fmt.Errorf("%w (%s, now %s); compare on the same gold set or pass --allow-gold-change",
+					ErrGoldChanged, b.Inputs.Gold.Digest, s.Inputs.Gold.Digest)
+			}
+			*notes = append(*notes, "The baseline was scored on a different gold set (--allow-gold-change): changes mix model and gold-set differences.")
+		}
+		if b.Config.RelLevel != s.Config.RelLevel || b.Config.Averaging != s.Config.Averaging || b.Config.Depth != s.Config.Depth {
+			*notes = append(*notes, fmt.Sprintf("The baseline was scored with other options (rel level %d, averaging %s, depth %d; now %d, %s, %d).",
+				b.Config.RelLevel, b.Config.Averaging, b.Config.Depth, s.Config.RelLevel, s.Config.Averaging, s.Config.Depth))
+		}
+		return &baselineSource{overall: b.Value, group: b.GroupValue, what: "the saved summary of " + b.Inputs.Run.Path}, nil
+	}
+	return nil, nil
+}
+
+// Evaluate gates a summary. The verdict is fail if an error gate fails,
+// warn if only warning gates fail, pass otherwise; ExitCode is 1 for fail
+// and 0 otherwise.
+func Evaluate(c *Criteria, s *summary.Summary, o Options) (*summary.Gate, error) {
+	out := &summary.Gate{Criteria: c.File, Gates: []summary.GateResult{}}
+	base, err := pickBaseline(s, o, &out.Notes)
+	if err != nil {
+		return nil, err
+	}
+	if base == nil {
+		if o.RequireBaseline {
+			return nil, ErrNoBaseline
+		}
+		out.Notes = append(out.Notes, "No baseline: regression limits were not checked.")
+	}
+	for _, g := range c.Gates {
+		r, err := evaluateGate(g, s, base)
+		if err != nil {
+			return nil, err
+		}
+		out.Gates = append(out.Gates, r)
+	}
+	out.Verdict, out.ExitCode = VerdictPass, 0
+	for _, r := range out.Gates {
+		switch r.Status {
+		case StatusFail:
+			out.Verdict, out.ExitCode = VerdictFail, 1
+		case StatusWarn:
+			if out.Verdict == VerdictPass {
+				out.Verdict = VerdictWarn
+			}
+		}
+	}
+	out.Headline = headline(out)
+	return out, nil
+}
+
+func ptr(x float64) *float64 { return &x }
+
+func evaluateGate(g Gate, s *summary.Summary, base *baselineSource) (summary.GateResult, error) {
+	name := g.Measure.String()
+	r := summary.GateResult{Name: g.Name, Measure: name, Tag: g.Tag, Severity: string(g.Severity),
+		Threshold: g.Threshold, RegressionMax: g.RegressionMax}
+	var value float64
+	var ok bool
+	if g.Tag == "" {
+		value, ok = s.Value(name)
+		r.Queries = s.Counts.ScoredQueries
+	} else {
+		value, r.Queries, ok = s.GroupValue(g.Tag, name)
+		if !ok && r.Queries == 0 {
+			r.Queries, ok = 0, true // no query has the tag
+		}
+	}
+	if !ok {
+		return r, fmt.Errorf("gate %q: the summary has no %s (score it with -m %s)", g.Name, name, name)
+	}
+	if g.Tag != "" && r.Queries < int64(g.MinQueries) {
+		r.Status = StatusNotEnoughQuery
+		r.Regression = "not checked: not enough queries"
+		r.Reasons = []string{fmt.Sprintf("not enough queries: %d with %s, at least %d needed for a verdict", r.Queries, g.Tag, g.MinQueries)}
+		return r, nil
+	}
+	r.Value = ptr(value)
+	var failures []string
+	if g.Threshold != nil && value < *g.Threshold {
+		failures = append(failures, fmt.Sprintf("%s is %s, below the floor of %s", label(g), pct(value), pct(*g.Threshold)))
+	}
+	switch {
+	case base == nil:
+		r.Regression = RegressionNoBaseline
+	default:
+		var bv float64
+		var found bool
+		if g.Tag == "" {
+			bv, found = base.overall(name)
+		} else {
+			bv, _, found = base.group(g.Tag, name)
+		}
+		if !found {
+			r.Regression = fmt.Sprintf("not checked: %s has no %s", base.what, name+tagSuffix(g.Tag))
+			break
+		}
+		r.Baseline, r.Delta = ptr(bv), ptr(value-bv)
+		var pvalue *float64
+		if mc := base.cmp.Measure(name); mc != nil && g.Tag == "" {
+			r.CILow, r.CIHigh, r.PValue = mc.CILow, mc.CIHigh, mc.PValue
+			pvalue = mc.PValue
+		}
+		r.Regression = RegressionOK
+		if g.RegressionMax != nil && value-bv < -*g.RegressionMax-1e-12 {
+			msg := fmt.Sprintf("%s dropped from %s to %s (%s, more than the %s allowed)", label(g), pct(bv), pct(value),
+				points(value-bv), pointsAbs(*g.RegressionMax))
+			switch {
+			case g.Significant && pvalue != nil && *pvalue >= g.Alpha:
+				r.Regression = RegressionWithinNoise
+				r.Reasons = append(r.Reasons, fmt.Sprintf("%s dropped %s, but the drop is not significant (p = %s ≥ %v)",
+					label(g), points(value-bv), pfmt(*pvalue), g.Alpha))
+			case g.Significant && pvalue == nil:
+				r.Regression = RegressionRegressed
+				failures = append(failures, msg+"; significance not checked: it needs per-query pairs (--baseline-run) on the overall set")
+			default:
+				r.Regression = RegressionRegressed
+				if pvalue != nil {
+					msg += fmt.Sprintf("; p = %s", pfmt(*pvalue))
+				}
+				failures = append(failures, msg)
+			}
+		}
+	}
+	r.Reasons = append(failures, r.Reasons...)
+	switch {
+	case len(failures) == 0:
+		r.Status = StatusPass
+	case g.Severity == SeverityError:
+		r.Status = StatusFail
+	default:
+		r.Status = StatusWarn
+	}
+	return r, nil
+}
+
+func tagSuffix(tag string) string {
+	if tag == "" {
+		return ""
+	}
+	return " for " + tag
+}
+
+// label names a gate's measure for people: "retrieval recall@5", with the
+// tag group if any.
+func label(g Gate) string {
+	return Humanize(g.Name) + tagSuffix(g.Tag)
+}
+
+// Humanize turns a gate or measure name into words: retrieval_recall_at_5
+// becomes "retrieval recall@5", R@5 "recall@5", RR "MRR".
+func Humanize(name string) string {
+	if m, err := metric.Parse(name); err == nil && !strings.Contains(name, "_") {
+		return MeasureWords(m)
+	}
+	s := strings.ReplaceAll(name, "_at_", "@")
+	return strings.ReplaceAll(s, "_", " ")
+}
+
+// MeasureWords names a measure for readers who are not IR specialists.
+func MeasureWords(m metric.Measure) string {
+	k := fmt.Sprint(m.K)
+	switch m.Kind {
+	case metric.KindRecall:
+		return "recall@" + k
+	case metric.KindPrecision:
+		return "precision@" + k
+	case metric.KindRR:
+		if m.K > 0 {
+			return "MRR@" + k
+		}
+		return "MRR"
+	case metric.KindSuccess:
+		return "hit rate@" + k
+	case metric.KindAP:
+		if m.K > 0 {
+			return "MAP@" + k
+		}
+		return "MAP"
+	case metric.KindJudged:
+		return "judged@" + k
+	}
+	return m.String()
+}
+
+// pct formats a fraction as a percentage with one decimal.
+func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+// points formats a difference of fractions in percentage points, signed.
+func points(d float64) string {
+	p := 100 * d
+	if math.Abs(p) < 0.05 {
+		return "±0.0 points"
+	}
+	if p < 0 {
+		return fmt.Sprintf("−%.1f points", -p)
+	}
+	return fmt.Sprintf("+%.1f points", p)
+}
+
+func pointsAbs(d float64) string { return fmt.Sprintf("%.1f points", 100*d) }
+
+func pfmt(p float64) string {
+	if p < 0.001 {
+		return "< 0.001"
+	}
+	return fmt.Sprintf("%.3f", p)
+}
+
+// headline is the one sentence a reviewer reads first.
+func headline(g *summary.Gate) string {
+	first := func(status string) *summary.GateResult {
+		for i := range g.Gates {
+			if g.Gates[i].Status == status {
+				return &g.Gates[i]
+			}
+		}
+		return nil
+	}
+	count := func(status string) int {
+		n := 0
+		for _, r := range g.Gates {
+			if r.Status == status {
+				n++
+			}
+		}
+		return n
+	}
+	switch g.Verdict {
+	case VerdictFail:
+		r := first(StatusFail)
+		more := ""
+		if n := count(StatusFail) - 1; n > 0 {
+			more = fmt.Sprintf(" (and %d more blocking %s)", n, plural(n, "gate", "gates"))
+		}
+		return "❌ Blocked: " + r.Reasons[0] + more + "."
+	case VerdictWarn:
+		r := first(StatusWarn)
+		return "⚠️ Passes with warnings: " + r.Reasons[0] + "."
+	}
+	n := count(StatusPass)
+	s := fmt.Sprintf("✅ All %d %s pass", n, plural(n, "gate", "gates"))
+	if skipped := count(StatusNotEnoughQuery); skipped > 0 {
+		s = fmt.Sprintf("✅ %d %s pass (%d without enough queries for a verdict)", n, plural(n, "gate", "gates"), skipped)
+	}
+	for _, r := range g.Gates {
+		if r.Status == StatusPass && r.Value != nil {
+			s += fmt.Sprintf(": %s %s", Humanize(r.Name), pct(*r.Value))
+			if r.Delta != nil {
+				s += " (" + points(*r.Delta) + ")"
+			}
+			break
+		}
+	}
+	return s + "."
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

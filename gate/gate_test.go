@@ -1,0 +1,277 @@
+package gate
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/evalgate/evalgate/schema"
+	"github.com/evalgate/evalgate/summary"
+)
+
+func seed(t *testing.T) *Criteria {
+	t.Helper()
+	c, err := LoadCriteria("testdata/seed-criteria.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// sum builds a summary with R@5 and RR (and a tag group).
+func sum(r5, rr float64, digest string) *summary.Summary {
+	ms := []summary.Measure{
+		{Name: "R@5", TRECName: "recall_5", Value: r5, Kind: "mean"},
+		{Name: "RR", TRECName: "recip_rank", Value: rr, Kind: "mean"},
+	}
+	return &summary.Summary{
+		Schema:   summary.SchemaVersion,
+		Inputs:   summary.Inputs{Gold: summary.Input{Path: "gold.jsonl", Digest: digest}, Run: summary.Input{Path: "run.jsonl"}},
+		Counts:   summary.Counts{ScoredQueries: 500},
+		Measures: ms,
+		Groups: []summary.Group{{Tag: "category", Value: "legal", Queries: 12, Measures: ms},
+			{Tag: "category", Value: "policy", Queries: 300, Measures: ms}},
+		Execution: summary.Execution{StartedAt: "2026-11-20T01:00:00Z"},
+	}
+}
+
+func TestSeedCriteriaVerdicts(t *testing.T) {
+	c := seed(t)
+	if len(c.Gates) != 2 || c.Gates[0].Measure.String() != "R@5" || c.Gates[1].Measure.String() != "RR" ||
+		c.Gates[1].Severity != SeverityWarning || *c.Gates[0].RegressionMax != 0.03 {
+		t.Fatalf("parsed criteria %+v", c.Gates)
+	}
+	for _, tc := range []struct {
+		name        string
+		run, base   *summary.Summary
+		verdict     string
+		exit        int
+		headline    string
+		regressions []string
+	}{
+		{"pass", sum(0.874, 0.70, "g"), sum(0.870, 0.71, "g"), VerdictPass, 0,
+			"✅ All 2 gates pass: retrieval recall@5 87.4% (+0.4 points).", []string{RegressionOK, RegressionOK}},
+		{"warn: mrr below its floor", sum(0.874, 0.60, "g"), sum(0.870, 0.61, "g"), VerdictWarn, 0,
+			"⚠️ Passes with warnings: retrieval mrr is 60.0%, below the floor of 62.0%.", []string{RegressionOK, RegressionOK}},
+		{"fail: recall dropped", sum(0.812, 0.70, "g"), sum(0.870, 0.70, "g"), VerdictFail, 1,
+			"❌ Blocked: retrieval recall@5 is 81.2%, below the floor of 85.0% (and 0 more",
+			[]string{RegressionRegressed, RegressionOK}},
+		{"fail: a drop above the floor", sum(0.86, 0.70, "g"), sum(0.90, 0.70, "g"), VerdictFail, 1,
+			"❌ Blocked: retrieval recall@5 dropped from 90.0% to 86.0% (−4.0 points, more than the 3.0 points allowed).",
+			[]string{RegressionRegressed, RegressionOK}},
+		{"no baseline", sum(0.874, 0.70, "g"), nil, VerdictPass, 0,
+			"✅ All 2 gates pass: retrieval recall@5 87.4%.", []string{RegressionNoBaseline, RegressionNoBaseline}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := Evaluate(c, tc.run, Options{Baseline: tc.base})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Verdict != tc.verdict || v.ExitCode != tc.exit {
+				t.Fatalf("verdict %s exit %d, want %s %d", v.Verdict, v.ExitCode, tc.verdict, tc.exit)
+			}
+			if !strings.HasPrefix(v.Headline, strings.TrimSuffix(tc.headline, " (and 0 more")) {
+				t.Fatalf("headline %q, want %q", v.Headline, tc.headline)
+			}
+			for i, want := range tc.regressions {
+				if v.Gates[i].Regression != want {
+					t.Errorf("gate %s regression %q, want %q", v.Gates[i].Name, v.Gates[i].Regression, want)
+				}
+			}
+			// Every rendering says the verdict the exit code reports.
+			tc.run.Gate = v
+			var tb, cb, jb, hb bytes.Buffer
+			if err := WriteTable(&tb, v); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(tb.String(), "verdict: "+strings.ToUpper(tc.verdict)+" (exit code ") {
+				t.Fatalf("table verdict line:\n%s", tb.String())
+			}
+			if err := WriteComment(&cb, tc.run); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(cb.String(), "### evalgate: "+strings.ToUpper(tc.verdict)+"\n\n"+v.Headline) {
+				t.Fatalf("comment:\n%s", cb.String())
+			}
+			if tc.base == nil && !strings.Contains(cb.String(), "not checked: no baseline") {
+				t.Fatalf("comment does not say the regression was not checked:\n%s", cb.String())
+			}
+			if err := WriteJUnit(&jb, v); err != nil {
+				t.Fatal(err)
+			}
+			wantFailures := `failures="0"`
+			if tc.exit == 1 {
+				wantFailures = `failures="1"`
+			}
+			if !strings.Contains(jb.String(), wantFailures) || strings.Count(jb.String(), "<testcase ") != 2 {
+				t.Fatalf("junit:\n%s", jb.String())
+			}
+			if err := WriteHTML(&hb, Report{Summary: tc.run}); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(hb.String(), `class="verdict `+tc.verdict+`"`) {
+				t.Fatalf("html verdict class missing")
+			}
+		})
+	}
+}
+
+func TestIssueExampleSentence(t *testing.T) {
+	c := seed(t)
+	c.Gates[0].Threshold = nil // only the regression check
+	v, err := Evaluate(c, sum(0.812, 0.70, "g"), Options{Baseline: sum(0.870, 0.70, "g")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "❌ Blocked: retrieval recall@5 dropped from 87.0% to 81.2% (−5.8 points, more than the 3.0 points allowed)."
+	if v.Headline != want {
+		t.Fatalf("headline %q\nwant     %q", v.Headline, want)
+	}
+}
+
+func TestRequireBaselineAndGoldChange(t *testing.T) {
+	c := seed(t)
+	if _, err := Evaluate(c, sum(0.9, 0.7, "g"), Options{RequireBaseline: true}); !errors.Is(err, ErrNoBaseline) {
+		t.Fatalf("require baseline: %v", err)
+	}
+	if _, err := Evaluate(c, sum(0.9, 0.7, "g1"), Options{Baseline: sum(0.9, 0.7, "g2")}); !errors.Is(err, ErrGoldChanged) {
+		t.Fatalf("gold change: %v", err)
+	}
+	v, err := Evaluate(c, sum(0.9, 0.7, "g1"), Options{Baseline: sum(0.9, 0.7, "g2"), AllowGoldChange: true})
+	if err != nil || len(v.Notes) == 0 || !strings.Contains(v.Notes[0], "different gold set") {
+		t.Fatalf("allowed gold change: %v %v", v, err)
+	}
+}
+
+func TestTagGateNeedsQueries(t *testing.T) {
+	c, err := ParseCriteria("c.yaml", []byte(`gates:
+  - name: legal_recall
+    metric: recall@5
+    tag: category=legal
+    min_queries: 30
+    threshold: 0.95
+  - name: policy_recall
+    metric: recall@5
+    tag: category=policy
+    min_queries: 30
+    threshold: 0.95
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := Evaluate(c, sum(0.87, 0.7, "g"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Gates[0].Status != StatusNotEnoughQuery || !strings.Contains(v.Gates[0].Reasons[0], "12 with category=legal, at least 30") {
+		t.Fatalf("legal gate %+v", v.Gates[0])
+	}
+	if v.Gates[1].Status != StatusFail || v.Verdict != VerdictFail {
+		t.Fatalf("policy gate %+v, verdict %s", v.Gates[1], v.Verdict)
+	}
+}
+
+func TestSignificanceRequirement(t *testing.T) {
+	c, _ := ParseCriteria("c.yaml", []byte("gates:\n  - name: r5\n    metric: R@5\n    regression_max: 0.01\n    significant: true\n"))
+	run := sum(0.85, 0.7, "g")
+	run.Baseline = &summary.Baseline{Measures: sum(0.87, 0.7, "g").Measures}
+	noisy, clear := 0.31, 0.002
+	run.Comparison = &summary.Comparison{Measures: []summary.MeasureComparison{{Name: "R@5", PValue: &noisy}}}
+	v, _ := Evaluate(c, run, Options{})
+	if v.Verdict != VerdictPass || v.Gates[0].Regression != RegressionWithinNoise {
+		t.Fatalf("a non-significant drop failed the gate: %+v", v.Gates[0])
+	}
+	run.Comparison.Measures[0].PValue = &clear
+	v, _ = Evaluate(c, run, Options{})
+	if v.Verdict != VerdictFail || !strings.Contains(v.Headline, "p = 0.002") {
+		t.Fatalf("a significant drop passed: %+v", v)
+	}
+}
+
+func TestCriteriaErrors(t *testing.T) {
+	for name, c := range map[string]struct {
+		yaml, want string
+		line       int64
+	}{
+		"unknown key":        {"gates:\n  - name: retrieval_mrr\n    threshold: 0.6\n    treshold: 0.7\n", `field "treshold": unknown key`, 4},
+		"unknown top key":    {"gate:\n  - name: x\n", `field "gate": unknown key`, 1},
+		"unknown measure":    {"gates:\n  - name: my_gate\n    threshold: 0.5\n", "cannot tell the measure", 2},
+		"bad metric":         {"gates:\n  - name: g\n    metric: recal@5\n    threshold: 0.5\n", "unknown measure", 2},
+		"threshold > 1":      {"gates:\n  - name: retrieval_mrr\n    threshold: 85\n", "outside [0,1]", 3},
+		"negative reg":       {"gates:\n  - name: retrieval_mrr\n    regression_max: -0.1\n", "outside [0,1]", 3},
+		"severity":           {"gates:\n  - name: retrieval_mrr\n    threshold: 0.5\n    severity: fatal\n", "want error or warning", 4},
+		"no limits":          {"gates:\n  - name: retrieval_mrr\n", "neither threshold nor regression_max", 2},
+		"count measure":      {"gates:\n  - name: g\n    metric: NumRet\n    threshold: 0.5\n", "is a count", 2},
+		"duplicate gate":     {"gates:\n  - name: retrieval_mrr\n    threshold: 0.5\n  - name: retrieval_mrr\n    threshold: 0.6\n", "already defined at line 2", 4},
+		"bad tag":            {"gates:\n  - name: retrieval_mrr\n    threshold: 0.5\n    tag: legal\n", "want name=value", 4},
+		"not yaml":           {"gates: [\n", "invalid YAML", 1},
+		"empty":              {"", "empty criteria", 1},
+		"number as text":     {"gates:\n  - name: retrieval_mrr\n    threshold: high\n", "want a number", 3},
+		"min_queries no tag": {"gates:\n  - name: retrieval_mrr\n    threshold: 0.5\n    min_queries: 5\n", "applies to gates with a tag", 2},
+	} {
+		_, err := ParseCriteria("criteria.yaml", []byte(c.yaml))
+		if err == nil {
+			t.Errorf("%s: accepted", name)
+			continue
+		}
+		var ie *schema.InputError
+		if !errors.As(err, &ie) || !schema.IsInvalidInput(err) {
+			t.Errorf("%s: %T %v is not an input error", name, err, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) || ie.Line != c.line || ie.File != "criteria.yaml" {
+			t.Errorf("%s: %v (line %d), want %q at line %d", name, err, ie.Line, c.want, c.line)
+		}
+	}
+}
+
+func TestHumanize(t *testing.T) {
+	for in, want := range map[string]string{
+		"retrieval_recall_at_5": "retrieval recall@5", "retrieval_mrr": "retrieval mrr",
+		"R@5": "recall@5", "RR": "MRR", "Success@10": "hit rate@10", "nDCG@10": "nDCG@10", "AP": "MAP",
+	} {
+		if got := Humanize(in); got != want {
+			t.Errorf("Humanize(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestTrendsAndAlerts(t *testing.T) {
+	c := seed(t)
+	var hist []*summary.Summary
+	for i, r5 := range []float64{0.90, 0.89, 0.88, 0.86, 0.84} {
+		s := sum(r5, 0.70, "g")
+		s.Execution.StartedAt = "2026-11-1" + string(rune('0'+i)) + "T01:00:00Z"
+		hist = append(hist, s)
+	}
+	trends := Trends(hist, c, 3)
+	var r5 Trend
+	for _, tr := range trends {
+		if tr.Measure == "R@5" {
+			r5 = tr
+		}
+	}
+	if r5.Current != 0.84 || r5.Max != 0.90 || r5.Min != 0.84 || len(r5.Alerts) != 2 {
+		t.Fatalf("R@5 trend %+v", r5)
+	}
+	var b bytes.Buffer
+	if err := WriteTrends(&b, trends); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"below the floor of 85.0%", "down 3 runs in a row", "5 runs", "−6.0 points"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("trends lack %q:\n%s", want, b.String())
+		}
+	}
+	dir := DirHistory{Dir: t.TempDir()}
+	for _, s := range hist {
+		if err := Record(t.Context(), dir, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	back, err := Load(t.Context(), dir)
+	if err != nil || len(back) != 5 || back[4].Measures[0].Value != 0.84 {
+		t.Fatalf("history round trip: %d entries, %v", len(back), err)
+	}
+}

@@ -1,0 +1,159 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/evalgate/evalgate/summary"
+)
+
+// richSummary has every part the report draws: tags, a baseline run, the
+// recall curve, regressed queries and a gate verdict.
+func richSummary(t *testing.T) (*summary.Summary, []*summary.Summary) {
+	t.Helper()
+	s := sum(0.812, 0.70, "g")
+	s.Baseline = &summary.Baseline{Input: summary.Input{Path: "baseline.jsonl"}, Measures: sum(0.87, 0.72, "g").Measures,
+		Groups: sum(0.87, 0.72, "g").Groups}
+	lo, hi, p := -0.071, -0.046, 0.001
+	s.Comparison = &summary.Comparison{Replicates: 1000, Permutations: 1000,
+		Measures:         []summary.MeasureComparison{{Name: "R@5", Value: 0.812, Baseline: 0.87, Delta: -0.058, CILow: &lo, CIHigh: &hi, PValue: &p}},
+		RegressedMeasure: "R@5",
+		Regressed: []summary.RegressedQuery{{QueryID: "q17", Query: "how do I reset my <password>?", Value: 0, Baseline: 1, Rank: 0, BaselineRank: 1},
+			{QueryID: "q3", Value: 0.5, Baseline: 1, Rank: 7, BaselineRank: 2}}}
+	curve := &summary.Curve{}
+	for k := 1; k <= 100; k++ {
+		curve.Run = append(curve.Run, 1-1/float64(k+1))
+		curve.Baseline = append(curve.Baseline, 1-1/float64(k+2))
+	}
+	s.RecallCurve = curve
+	v, err := Evaluate(seed(t), s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Gate = v
+	var hist []*summary.Summary
+	for i, r5 := range []float64{0.90, 0.88, 0.87, 0.86, 0.812} {
+		h := sum(r5, 0.7, "g")
+		h.Execution.StartedAt = fmt.Sprintf("2026-11-%02dT01:00:00Z", 18+i)
+		hist = append(hist, h)
+	}
+	hist[len(hist)-1] = s
+	return s, hist
+}
+
+func TestHTMLIsSelfContained(t *testing.T) {
+	s, hist := richSummary(t)
+	var b bytes.Buffer
+	if err := WriteHTML(&b, Report{Summary: s, History: hist, Criteria: seed(t)}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	// The only URL is the SVG namespace; nothing is fetched (and the CSP
+	// forbids it anyway).
+	if n, ns := strings.Count(page, "http"), strings.Count(page, `xmlns="http://www.w3.org/2000/svg"`); n != ns+1 {
+		t.Fatalf("page references %d URLs beyond the SVG namespace", n-ns)
+	}
+	if !strings.Contains(page, "default-src 'none'") || strings.Contains(page, "<script") {
+		t.Fatal("the page must forbid network loads and carry no script")
+	}
+	if !strings.Contains(page, "how do I reset my &lt;password&gt;?") {
+		t.Fatal("query text is not escaped")
+	}
+}
+
+func findChromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// TestHTMLRendersInChromium loads report.html in headless Chromium, checks
+// the rendered DOM holds the gate table and the charts, and checks the
+// screenshot actually shows the run's and the baseline's curves.
+func TestHTMLRendersInChromium(t *testing.T) {
+	chromium := findChromium()
+	if chromium == "" {
+		t.Skip("chromium is not installed (apt-get install chromium); CI installs it and runs this test")
+	}
+	s, hist := richSummary(t)
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	var b bytes.Buffer
+	if err := WriteHTML(&b, Report{Summary: s, History: hist, Criteria: seed(t)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) []byte {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+			"--user-data-dir=" + filepath.Join(dir, "profile"), "--hide-scrollbars"}
+		cmd := exec.CommandContext(ctx, chromium, append(base, args...)...)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("chromium %v: %v\n%s", args, err, errb.String())
+		}
+		return out.Bytes()
+	}
+	dom := string(run("--dump-dom", "file://"+page))
+	for _, want := range []string{`<table id="gates">`, `id="tag-chart"`, `id="recall-curve"`, `id="trend-R-5"`, `class="verdict fail"`,
+		"Blocked: retrieval recall@5", `class="series-1"`, `class="floor"`, `<table id="regressed">`} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("rendered DOM lacks %q", want)
+		}
+	}
+	shot := filepath.Join(dir, "report.png")
+	run("--screenshot="+shot, "--window-size=1200,2600", "file://"+page)
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := func(r, g, b, r2, g2, b2 uint32) bool {
+		d := func(a, b uint32) uint32 {
+			if a > b {
+				return a - b
+			}
+			return b - a
+		}
+		return d(r, r2) < 24 && d(g, g2) < 24 && d(b, b2) < 24
+	}
+	runPx, basePx, floorPx := 0, 0, 0
+	bounds := img.Bounds()
+	for y := bounds.Min.Y; y < bounds.Max.Y; y++ {
+		for x := bounds.Min.X; x < bounds.Max.X; x++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			r, g, b = r>>8, g>>8, b>>8
+			switch {
+			case near(r, g, b, 0x1f, 0x6f, 0xeb):
+				runPx++
+			case near(r, g, b, 0x9a, 0x67, 0x00):
+				basePx++
+			case near(r, g, b, 0xcf, 0x22, 0x2e):
+				floorPx++
+			}
+		}
+	}
+	if runPx < 2000 || basePx < 500 || floorPx < 100 {
+		t.Fatalf("the screenshot shows %d run, %d baseline and %d floor pixels: the charts did not render", runPx, basePx, floorPx)
+	}
+	t.Logf("rendered: %d run, %d baseline, %d floor pixels", runPx, basePx, floorPx)
+}
