@@ -1,0 +1,207 @@
+package jsq
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+)
+
+// Options are the connection settings, mirroring the standard nats.go
+// options.
+type Options struct {
+	// URL lists servers, comma-separated ("nats://a:4222,nats://b:4222").
+	URL string
+	// InProcess connects without a socket to an embedded server.
+	InProcess nats.InProcessConnProvider
+	// Name identifies the client to the server (monitoring, logs).
+	Name string
+
+	CredsFile    string // JWT + nkey seed (.creds)
+	NkeySeedFile string // nkey seed file
+	User         string
+	Password     string
+	Token        string
+	TLSCA        string // CA bundle to verify the server
+	TLSCert      string // client certificate (mutual TLS)
+	TLSKey       string
+	TLSFirst     bool // TLS handshake before the NATS INFO (TLS-terminating proxies)
+
+	Logger zerolog.Logger
+}
+
+// Conn is a connection to JetStream.
+type Conn struct {
+	nc  *nats.Conn
+	js  jetstream.JetStream
+	log zerolog.Logger
+
+	mu       sync.Mutex
+	asyncErr error // last asynchronous error (e.g. a permission violation)
+	closed   chan struct{}
+
+	obs  jetstream.ObjectStore // guarded by mu
+	name string
+}
+
+// ErrUnauthorized is returned by Connect when the server rejects the
+// credentials.
+var ErrUnauthorized = errors.New("nats server rejected the credentials")
+
+// Connect connects and checks that JetStream answers.
+func Connect(ctx context.Context, o Options) (*Conn, error) {
+	c := &Conn{log: o.Logger.With().Str("component", "jsq").Logger(), closed: make(chan struct{}), name: o.Name}
+	var closeOnce sync.Once
+	opts := []nats.Option{
+		nats.ClosedHandler(func(*nats.Conn) { closeOnce.Do(func() { close(c.closed) }) }),
+		nats.Name(o.Name),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.ReconnectBufSize(64 << 20),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			c.mu.Lock()
+			c.asyncErr = err
+			c.mu.Unlock()
+			c.log.Warn().Err(err).Msg("nats asynchronous error")
+		}),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				c.log.Info().Err(err).Msg("disconnected from nats; reconnecting")
+			}
+		}),
+		nats.ReconnectHandler(func(*nats.Conn) { c.log.Info().Msg("reconnected to nats") }),
+	}
+	if o.InProcess != nil {
+		opts = append(opts, nats.InProcessServer(o.InProcess))
+	}
+	if o.CredsFile != "" {
+		opts = append(opts, nats.UserCredentials(o.CredsFile))
+	}
+	if o.NkeySeedFile != "" {
+		opt, err := nats.NkeyOptionFromSeed(o.NkeySeedFile)
+		if err != nil {
+			return nil, fmt.Errorf("read nkey seed %s: %w", o.NkeySeedFile, err)
+		}
+		opts = append(opts, opt)
+	}
+	if o.User != "" {
+		opts = append(opts, nats.UserInfo(o.User, o.Password))
+	}
+	if o.Token != "" {
+		opts = append(opts, nats.Token(o.Token))
+	}
+	if o.TLSCA != "" || o.TLSCert != "" {
+		tc, err := tlsConfig(o)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, nats.Secure(tc))
+	}
+	if o.TLSFirst {
+		opts = append(opts, nats.TLSHandshakeFirst())
+	}
+	url := o.URL
+	if o.InProcess != nil {
+		url = ""
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, connectError(o, err)
+	}
+	c.nc = nc
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("open jetstream: %w", err)
+	}
+	c.js = js
+	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := js.AccountInfo(actx); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("check jetstream on %s: %w", where(o), c.explain(err))
+	}
+	return c, nil
+}
+
+func where(o Options) string {
+	if o.InProcess != nil {
+		return "the embedded server"
+	}
+	return o.URL
+}
+
+func connectError(o Options, err error) error {
+	msg := strings.ToLower(err.Error())
+	switch {
+	case errors.Is(err, nats.ErrAuthorization), strings.Contains(msg, "authorization violation"),
+		strings.Contains(msg, "authentication"), errors.Is(err, nats.ErrAuthExpired):
+		return fmt.Errorf("connect to %s: %w: %v", where(o), ErrUnauthorized, err)
+	case o.InProcess != nil && (errors.Is(err, io.ErrClosedPipe) || strings.Contains(msg, "closed pipe")):
+		// An in-process server closes the pipe on bad credentials.
+		return fmt.Errorf("connect to %s: %w (the server closed the connection: %v)", where(o), ErrUnauthorized, err)
+	}
+	return fmt.Errorf("connect to %s: %w", where(o), err)
+}
+
+func tlsConfig(o Options) (*tls.Config, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if o.TLSCA != "" {
+		pem, err := os.ReadFile(o.TLSCA)
+		if err != nil {
+			return nil, fmt.Errorf("read tls ca %s: %w", o.TLSCA, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("read tls ca %s: no certificates found", o.TLSCA)
+		}
+		tc.RootCAs = pool
+	}
+	if o.TLSCert != "" || o.TLSKey != "" {
+		cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("load tls client certificate %s: %w", o.TLSCert, err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc, nil
+}
+
+// explain attaches a captured asynchronous error (a permission violation
+// shows up only there; the API call itself just times out).
+func (c *Conn) explain(err error) error {
+	c.mu.Lock()
+	async := c.asyncErr
+	c.mu.Unlock()
+	if async != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)) {
+		return fmt.Errorf("%w (server reported: %v)", err, async)
+	}
+	return err
+}
+
+// MaxPayload is the largest message the server accepts.
+func (c *Conn) MaxPayload() int64 { return c.nc.MaxPayload() }
+
+// Close drains and closes the connection.
+func (c *Conn) Close() {
+	if c == nil || c.nc == nil {
+		return
+	}
+	if err := c.nc.Drain(); err == nil {
+		select {
+		case <-c.closed:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	c.nc.Close()
+}

@@ -1,0 +1,359 @@
+package jsq
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/evalgate/evalgate/coordinator"
+	"github.com/evalgate/evalgate/gate"
+)
+
+var (
+	_ coordinator.Queue = (*Conn)(nil)
+	_ gate.HistoryStore = (*History)(nil)
+)
+
+// inlineHeadroom is kept free below the server's max payload for headers
+// and protocol overhead.
+const inlineHeadroom = 16 << 10
+
+// PublishTask enqueues a task: inline when it fits the server's max
+// payload with headroom, else in the object store with a reference. The
+// task's Nats-Msg-Id is job/task, and the stream keeps one message per
+// task subject, so publishing a pending task again is a no-op.
+func (c *Conn) PublishTask(ctx context.Context, t coordinator.TaskSpec) error {
+	msg := &nats.Msg{Subject: taskSubject(t.Job, t.ID), Header: nats.Header{}}
+	for k, v := range t.Headers {
+		msg.Header.Set(k, v)
+	}
+	msg.Header.Set(HeaderJob, t.Job)
+	msg.Header.Set(HeaderTask, t.ID)
+	msg.Header.Set(HeaderDigest, t.Digest)
+	msg.Header.Set(HeaderSize, itoa(len(t.Payload)))
+	if int64(len(t.Payload)) <= c.MaxPayload()-inlineHeadroom {
+		msg.Data = t.Payload
+	} else {
+		obs, err := c.objects(ctx)
+		if err != nil {
+			return err
+		}
+		name := t.Job + "/" + t.ID
+		if _, err := obs.PutBytes(ctx, name, t.Payload); err != nil {
+			return fmt.Errorf("store payload of task %s: %w", t.ID, c.explain(err))
+		}
+		msg.Header.Set(HeaderObject, name)
+	}
+	_, err := c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(t.Job+"/"+t.ID))
+	if err != nil && !isSubjectFull(err) {
+		return fmt.Errorf("publish task %s: %w", t.ID, c.explain(err))
+	}
+	return nil
+}
+
+// TaskPending reports whether the task is in the work queue.
+func (c *Conn) TaskPending(ctx context.Context, job, task string) (bool, error) {
+	return c.hasMessage(ctx, StreamTasks, taskSubject(job, task))
+}
+
+// HasPartial reports whether the task's result is stored.
+func (c *Conn) HasPartial(ctx context.Context, job, task string) (bool, error) {
+	return c.hasMessage(ctx, StreamPartials, partialSubject(job, task))
+}
+
+func (c *Conn) hasMessage(ctx context.Context, stream, subject string) (bool, error) {
+	s, err := c.js.Stream(ctx, stream)
+	if err != nil {
+		return false, fmt.Errorf("open stream %s: %w", stream, c.explain(err))
+	}
+	_, err = s.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("look up %s: %w", subject, c.explain(err))
+	}
+	return true, nil
+}
+
+// PurgeJob removes the job's pending tasks (a failed job's tasks would
+// otherwise keep workers busy; tasks that hit MaxDeliver stay in a work
+// queue) and its payload objects. Results and failure records stay, for
+// status and for resuming a finished job.
+func (c *Conn) PurgeJob(ctx context.Context, job string) error {
+	s, err := c.js.Stream(ctx, StreamTasks)
+	if err != nil {
+		return fmt.Errorf("open stream %s: %w", StreamTasks, c.explain(err))
+	}
+	if err := s.Purge(ctx, jetstream.WithPurgeSubject(prefixTask+job+".>")); err != nil {
+		return fmt.Errorf("purge tasks of job %s: %w", job, c.explain(err))
+	}
+	obs, err := c.objects(ctx)
+	if err != nil {
+		return err
+	}
+	lister, err := obs.List(ctx)
+	if errors.Is(err, jetstream.ErrNoObjectsFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("list payload objects: %w", c.explain(err))
+	}
+	for _, info := range lister {
+		if strings.HasPrefix(info.Name, job+"/") {
+			if err := obs.Delete(ctx, info.Name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+				return fmt.Errorf("delete payload %s: %w", info.Name, c.explain(err))
+			}
+		}
+	}
+	return nil
+}
+
+// PutManifest stores a job manifest.
+func (c *Conn) PutManifest(ctx context.Context, m *coordinator.Manifest) error {
+	kv, err := c.js.KeyValue(ctx, BucketJobs)
+	if err != nil {
+		return fmt.Errorf("open bucket %s: %w", BucketJobs, c.explain(err))
+	}
+	m.Updated = time.Now().UTC()
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode manifest of job %s: %w", m.Job, err)
+	}
+	if _, err := kv.Put(ctx, m.Job, b); err != nil {
+		return fmt.Errorf("store manifest of job %s: %w", m.Job, c.explain(err))
+	}
+	return nil
+}
+
+// GetManifest reads a job manifest.
+func (c *Conn) GetManifest(ctx context.Context, job string) (*coordinator.Manifest, error) {
+	kv, err := c.js.KeyValue(ctx, BucketJobs)
+	if err != nil {
+		return nil, fmt.Errorf("open bucket %s: %w", BucketJobs, c.explain(err))
+	}
+	e, err := kv.Get(ctx, job)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrInvalidKey) {
+		return nil, fmt.Errorf("%w: %s", coordinator.ErrJobNotFound, job)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read manifest of job %s: %w", job, c.explain(err))
+	}
+	var m coordinator.Manifest
+	if err := json.Unmarshal(e.Value(), &m); err != nil {
+		return nil, fmt.Errorf("decode manifest of job %s: %w", job, err)
+	}
+	return &m, nil
+}
+
+// ListManifests returns every job manifest, oldest first.
+func (c *Conn) ListManifests(ctx context.Context) ([]*coordinator.Manifest, error) {
+	kv, err := c.js.KeyValue(ctx, BucketJobs)
+	if err != nil {
+		return nil, fmt.Errorf("open bucket %s: %w", BucketJobs, c.explain(err))
+	}
+	lister, err := kv.ListKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", c.explain(err))
+	}
+	var out []*coordinator.Manifest
+	for key := range lister.Keys() {
+		m, err := c.GetManifest(ctx, key)
+		if err != nil {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// WorkerCount is the number of workers with a recent heartbeat.
+func (c *Conn) WorkerCount(ctx context.Context) (int, error) {
+	ws, err := c.Workers(ctx)
+	return len(ws), err
+}
+
+// JobCounts counts a job's tasks by state, for status.
+type JobCounts struct {
+	Pending, Done, Failed int
+}
+
+// Counts counts the pending tasks, stored results and final failures of a
+// job from the streams' per-subject counts.
+func (c *Conn) Counts(ctx context.Context, job string) (JobCounts, error) {
+	var jc JobCounts
+	for _, q := range []struct {
+		stream, filter string
+		n              *int
+	}{
+		{StreamTasks, prefixTask + job + ".>", &jc.Pending},
+		{StreamPartials, prefixPartial + job + ".>", &jc.Done},
+		{StreamDLQ, prefixDead + job + ".>", &jc.Failed},
+	} {
+		s, err := c.js.Stream(ctx, q.stream)
+		if err != nil {
+			return jc, fmt.Errorf("open stream %s: %w", q.stream, c.explain(err))
+		}
+		info, err := s.Info(ctx, jetstream.WithSubjectFilter(q.filter))
+		if err != nil {
+			return jc, fmt.Errorf("read stream %s: %w", q.stream, c.explain(err))
+		}
+		for _, n := range info.State.Subjects {
+			*q.n += int(n)
+		}
+	}
+	return jc, nil
+}
+
+// Watch delivers the job's stored results, its final failures, and tasks
+// the server gave up on after MaxDeliver (from the captured advisories,
+// which cover a worker that crashed on its last attempt).
+func (c *Conn) Watch(ctx context.Context, job string) (coordinator.Watcher, error) {
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	w := &watcher{c: c, job: job, events: make(chan coordinator.Event, 128), errs: make(chan error, 3), cancel: cancel}
+	subs := []struct {
+		stream string
+		filter string
+		handle func(jetstream.Msg) (coordinator.Event, bool)
+	}{
+		{StreamPartials, prefixPartial + job + ".>", w.partial},
+		{StreamDLQ, prefixDead + job + ".>", w.dead},
+		{StreamAdvisories, "", w.advisory},
+	}
+	for _, s := range subs {
+		cfg := jetstream.OrderedConsumerConfig{}
+		if s.filter != "" {
+			cfg.FilterSubjects = []string{s.filter}
+		}
+		cons, err := c.js.OrderedConsumer(ctx, s.stream, cfg)
+		if err != nil {
+			w.Stop()
+			return nil, fmt.Errorf("watch %s: %w", s.stream, c.explain(err))
+		}
+		it, err := cons.Messages()
+		if err != nil {
+			w.Stop()
+			return nil, fmt.Errorf("watch %s: %w", s.stream, c.explain(err))
+		}
+		w.its = append(w.its, it)
+		w.wg.Add(1)
+		go func(it jetstream.MessagesContext, handle func(jetstream.Msg) (coordinator.Event, bool)) {
+			defer w.wg.Done()
+			for {
+				msg, err := it.Next()
+				if err != nil {
+					if errors.Is(err, jetstream.ErrMsgIteratorClosed) || wctx.Err() != nil {
+						return
+					}
+					continue // transient (server restart): the ordered consumer resumes
+				}
+				ev, ok := handle(msg)
+				if !ok {
+					continue
+				}
+				select {
+				case w.events <- ev:
+				case <-wctx.Done():
+					return
+				}
+			}
+		}(it, s.handle)
+	}
+	return w, nil
+}
+
+type watcher struct {
+	c      *Conn
+	job    string
+	events chan coordinator.Event
+	errs   chan error
+	its    []jetstream.MessagesContext
+	wg     sync.WaitGroup
+	cancel context.CancelFunc
+	once   sync.Once
+}
+
+func (w *watcher) Next(ctx context.Context) (coordinator.Event, error) {
+	select {
+	case ev := <-w.events:
+		return ev, nil
+	case err := <-w.errs:
+		return coordinator.Event{}, err
+	case <-ctx.Done():
+		return coordinator.Event{}, ctx.Err()
+	}
+}
+
+func (w *watcher) Stop() {
+	w.once.Do(func() {
+		w.cancel()
+		for _, it := range w.its {
+			it.Stop()
+		}
+		w.wg.Wait()
+	})
+}
+
+func taskOf(subject, prefix string) string {
+	rest := strings.TrimPrefix(subject, prefix)
+	_, task, _ := strings.Cut(rest, ".")
+	return task
+}
+
+func (w *watcher) partial(m jetstream.Msg) (coordinator.Event, bool) {
+	return coordinator.Event{Task: taskOf(m.Subject(), prefixPartial), Partial: m.Data(), Worker: m.Headers().Get(HeaderWorker)}, true
+}
+
+func (w *watcher) dead(m jetstream.Msg) (coordinator.Event, bool) {
+	var f failureRecord
+	if err := json.Unmarshal(m.Data(), &f); err != nil {
+		return coordinator.Event{Task: taskOf(m.Subject(), prefixDead), Dead: true, Reason: "unreadable failure record"}, true
+	}
+	return coordinator.Event{Task: f.Task, Dead: true, Reason: f.Reason, Worker: f.Worker, Deliveries: f.Deliveries}, true
+}
+
+// advisory resolves a max-deliveries advisory to a task of this job. The
+// task message stays in the work queue after MaxDeliver, so its sequence
+// still names it; the last recorded attempt failure gives the reason.
+func (w *watcher) advisory(m jetstream.Msg) (coordinator.Event, bool) {
+	if !strings.Contains(m.Subject(), ".MAX_DELIVERIES.") {
+		return coordinator.Event{}, false
+	}
+	var adv struct {
+		StreamSeq  uint64 `json:"stream_seq"`
+		Deliveries int    `json:"deliveries"`
+	}
+	if json.Unmarshal(m.Data(), &adv) != nil || adv.StreamSeq == 0 {
+		return coordinator.Event{}, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := w.c.js.Stream(ctx, StreamTasks)
+	if err != nil {
+		return coordinator.Event{}, false
+	}
+	raw, err := s.GetMsg(ctx, adv.StreamSeq)
+	if err != nil || !strings.HasPrefix(raw.Subject, prefixTask+w.job+".") {
+		return coordinator.Event{}, false // another job's task, or already gone
+	}
+	task := taskOf(raw.Subject, prefixTask)
+	ev := coordinator.Event{Task: task, Dead: true, Deliveries: adv.Deliveries,
+		Reason: "delivered the maximum number of times without a result (workers crashed or timed out)"}
+	if d, err := w.c.js.Stream(ctx, StreamDLQ); err == nil {
+		if last, err := d.GetLastMsgForSubject(ctx, failSubject(w.job, task)); err == nil {
+			var f failureRecord
+			if json.Unmarshal(last.Data, &f) == nil {
+				ev.Reason = "last error: " + f.Reason
+				ev.Worker = f.Worker
+			}
+		}
+	}
+	return ev, true
+}

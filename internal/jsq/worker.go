@@ -1,0 +1,320 @@
+package jsq
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/evalgate/evalgate/shard"
+	"github.com/evalgate/evalgate/worker"
+)
+
+// Headers of task and result messages.
+const (
+	HeaderJob    = "Evalgate-Job"
+	HeaderTask   = "Evalgate-Task"
+	HeaderDigest = "Evalgate-Digest" // hex SHA-256 of the payload
+	HeaderObject = "Evalgate-Object" // object name when the payload is in the object store
+	HeaderSize   = "Evalgate-Size"   // payload bytes
+	HeaderWorker = "Evalgate-Worker"
+)
+
+// Consumer delivers tasks to a worker: the durable pull consumer, pulled
+// one message at a time and only when the worker has a free slot.
+type Consumer struct {
+	c    *Conn
+	cons jetstream.Consumer
+	it   jetstream.MessagesContext
+	info *jetstream.ConsumerInfo
+
+	stopOnce sync.Once
+}
+
+var (
+	_ worker.TaskSource  = (*Consumer)(nil)
+	_ worker.ResultStore = (*Conn)(nil)
+)
+
+// Consumer binds to the workers' consumer.
+func (c *Conn) Consumer(ctx context.Context) (*Consumer, error) {
+	cons, err := c.js.Consumer(ctx, StreamTasks, ConsumerWorkers)
+	if err != nil {
+		return nil, fmt.Errorf("bind consumer %s: %w", ConsumerWorkers, c.explain(err))
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read consumer %s: %w", ConsumerWorkers, c.explain(err))
+	}
+	it, err := cons.Messages(
+		jetstream.PullMaxMessages(1), // never prefetch: a buffered task would time out unscored
+		jetstream.PullExpiry(5*time.Second),
+		jetstream.WithMessagesErrOnMissingHeartbeat(false),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("pull from consumer %s: %w", ConsumerWorkers, c.explain(err))
+	}
+	return &Consumer{c: c, cons: cons, it: it, info: info}, nil
+}
+
+// AckWait is the consumer's ack wait; workers report progress well within.
+func (cs *Consumer) AckWait() time.Duration { return cs.info.Config.AckWait }
+
+// MaxDeliver is the consumer's delivery limit (-1: unlimited).
+func (cs *Consumer) MaxDeliver() int { return cs.info.Config.MaxDeliver }
+
+// Next waits for the next task. It returns worker.ErrSourceClosed after
+// Stop or when ctx is done.
+func (cs *Consumer) Next(ctx context.Context) (worker.Task, error) {
+	stop := context.AfterFunc(ctx, cs.Stop)
+	defer stop()
+	for {
+		msg, err := cs.it.Next()
+		if err != nil {
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				return nil, worker.ErrSourceClosed
+			}
+			if ctx.Err() != nil {
+				return nil, worker.ErrSourceClosed
+			}
+			// Heartbeat loss, a server restart: the iterator recovers.
+			cs.c.log.Debug().Err(err).Msg("pull interrupted; retrying")
+			continue
+		}
+		t, err := newTask(cs.c, msg)
+		if err != nil {
+			// Not an evalgate task (or a mangled one): drop it for good.
+			cs.c.log.Warn().Err(err).Str("subject", msg.Subject()).Msg("dropping malformed task message")
+			_ = msg.TermWithReason(err.Error())
+			continue
+		}
+		return t, nil
+	}
+}
+
+// Stop stops pulling. Tasks already taken stay valid.
+func (cs *Consumer) Stop() { cs.stopOnce.Do(func() { cs.it.Stop() }) }
+
+// task is one delivered task message.
+type task struct {
+	c    *Conn
+	msg  jetstream.Msg
+	job  string
+	id   string
+	meta *jetstream.MsgMetadata
+}
+
+func newTask(c *Conn, msg jetstream.Msg) (*task, error) {
+	rest, ok := strings.CutPrefix(msg.Subject(), prefixTask)
+	job, id, ok2 := strings.Cut(rest, ".")
+	if !ok || !ok2 || job == "" || id == "" {
+		return nil, fmt.Errorf("subject %q is not %s<job>.<task>", msg.Subject(), prefixTask)
+	}
+	meta, err := msg.Metadata()
+	if err != nil {
+		return nil, fmt.Errorf("read task metadata: %w", err)
+	}
+	return &task{c: c, msg: msg, job: job, id: id, meta: meta}, nil
+}
+
+func (t *task) Job() string              { return t.job }
+func (t *task) ID() string               { return t.id }
+func (t *task) Deliveries() int          { return int(t.meta.NumDelivered) }
+func (t *task) Header(key string) string { return t.msg.Headers().Get(key) }
+
+func (t *task) Payload(ctx context.Context) ([]byte, error) {
+	h := t.msg.Headers()
+	var data []byte
+	if name := h.Get(HeaderObject); name != "" {
+		obs, err := t.c.objects(ctx)
+		if err != nil {
+			return nil, err
+		}
+		data, err = obs.GetBytes(ctx, name)
+		if errors.Is(err, jetstream.ErrObjectNotFound) {
+			return nil, fmt.Errorf("%w: payload object %s is gone", shard.ErrCorrupt, name)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("fetch payload object %s: %w", name, t.c.explain(err))
+		}
+	} else {
+		data = t.msg.Data()
+	}
+	if want, got := h.Get(HeaderDigest), shard.Digest(data); want != got {
+		return nil, fmt.Errorf("%w: payload digest %s, want %s", shard.ErrCorrupt, got, want)
+	}
+	return data, nil
+}
+
+func (t *task) InProgress(context.Context) error { return t.msg.InProgress() }
+
+func (t *task) Ack(ctx context.Context) error {
+	if err := t.msg.DoubleAck(ctx); err != nil && !errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
+		return fmt.Errorf("ack task %s: %w", t.id, err)
+	}
+	return nil
+}
+
+func (t *task) Nak(_ context.Context, delay time.Duration) error {
+	if delay <= 0 {
+		return t.msg.Nak()
+	}
+	return t.msg.NakWithDelay(delay)
+}
+
+func (t *task) Term(_ context.Context, reason string) error { return t.msg.TermWithReason(reason) }
+
+// errCodeMaxMsgsPerSubject is the JetStream error code for "maximum
+// messages per subject exceeded": with DiscardNewPerSubject, the subject
+// already holds a message. It arrives with HTTP status 503, which must not
+// be mistaken for an outage.
+const errCodeMaxMsgsPerSubject = 10077
+
+func isSubjectFull(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeMaxMsgsPerSubject
+}
+
+// PublishPartial stores a task's result unless one is stored already, in
+// which case it returns the stored bytes. The stream keeps one message per
+// subject and rejects later ones (that holds across server restarts); a
+// repeat within the dedup window is reported as a duplicate instead.
+func (c *Conn) PublishPartial(ctx context.Context, t worker.Task, data []byte) ([]byte, error) {
+	subj := partialSubject(t.Job(), t.ID())
+	msg := &nats.Msg{Subject: subj, Data: data, Header: nats.Header{}}
+	msg.Header.Set(HeaderJob, t.Job())
+	msg.Header.Set(HeaderTask, t.ID())
+	msg.Header.Set(HeaderWorker, c.name)
+	msg.Header.Set(shard.HeaderQueries, t.Header(shard.HeaderQueries))
+	ack, err := c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(t.Job()+"/"+t.ID()))
+	switch {
+	case err == nil && !ack.Duplicate:
+		return nil, nil
+	case err == nil || isSubjectFull(err):
+		stream, serr := c.js.Stream(ctx, StreamPartials)
+		if serr != nil {
+			return nil, fmt.Errorf("read stored partial of %s: %w", t.ID(), c.explain(serr))
+		}
+		stored, gerr := stream.GetLastMsgForSubject(ctx, subj)
+		if gerr != nil {
+			return nil, fmt.Errorf("read stored partial of %s: %w", t.ID(), c.explain(gerr))
+		}
+		return stored.Data, nil
+	}
+	return nil, fmt.Errorf("publish partial of %s: %w", t.ID(), c.explain(err))
+}
+
+// failureRecord is what the DLQ stream holds.
+type failureRecord struct {
+	Job        string    `json:"job"`
+	Task       string    `json:"task"`
+	Worker     string    `json:"worker"`
+	Reason     string    `json:"reason"`
+	Deliveries int       `json:"deliveries"`
+	Final      bool      `json:"final"`
+	At         time.Time `json:"at"`
+}
+
+// ReportFailure records a failed attempt; a final one also goes to the
+// dead-letter subject the coordinator watches.
+func (c *Conn) ReportFailure(ctx context.Context, t worker.Task, f worker.Failure) error {
+	rec, _ := json.Marshal(failureRecord{Job: t.Job(), Task: t.ID(), Worker: f.Worker, Reason: f.Reason,
+		Deliveries: f.Deliveries, Final: f.Final, At: time.Now().UTC()})
+	if _, err := c.js.Publish(ctx, failSubject(t.Job(), t.ID()), rec); err != nil {
+		return fmt.Errorf("record failure of %s: %w", t.ID(), c.explain(err))
+	}
+	if f.Final {
+		if _, err := c.js.Publish(ctx, deadSubject(t.Job(), t.ID()), rec); err != nil {
+			return fmt.Errorf("record final failure of %s: %w", t.ID(), c.explain(err))
+		}
+	}
+	return nil
+}
+
+// WorkerInfo is a worker's heartbeat.
+type WorkerInfo struct {
+	ID          string    `json:"id"`
+	Host        string    `json:"host"`
+	Concurrency int       `json:"concurrency"`
+	Started     time.Time `json:"started"`
+	Seen        time.Time `json:"seen"`
+}
+
+// Heartbeat publishes w every interval until ctx is done, so `evalgate
+// status` and waiting coordinators see the worker. Entries expire after
+// 30 seconds without a heartbeat.
+func (c *Conn) Heartbeat(ctx context.Context, w WorkerInfo, interval time.Duration) {
+	kv, err := c.js.KeyValue(ctx, BucketWorkers)
+	if err != nil {
+		c.log.Warn().Err(err).Msg("open worker registry; heartbeats disabled")
+		return
+	}
+	key := strings.NewReplacer(".", "_", " ", "_", "*", "_", ">", "_").Replace(w.ID)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		w.Seen = time.Now().UTC()
+		b, _ := json.Marshal(w)
+		if _, err := kv.Put(ctx, key, b); err != nil && ctx.Err() == nil {
+			c.log.Debug().Err(err).Msg("heartbeat")
+		}
+		select {
+		case <-ctx.Done():
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			_ = kv.Delete(dctx, key)
+			cancel()
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// Workers lists the workers seen in the last 30 seconds.
+func (c *Conn) Workers(ctx context.Context) ([]WorkerInfo, error) {
+	kv, err := c.js.KeyValue(ctx, BucketWorkers)
+	if err != nil {
+		return nil, fmt.Errorf("open worker registry: %w", c.explain(err))
+	}
+	lister, err := kv.ListKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list workers: %w", c.explain(err))
+	}
+	var out []WorkerInfo
+	for key := range lister.Keys() {
+		e, err := kv.Get(ctx, key)
+		if err != nil {
+			continue // expired meanwhile
+		}
+		var w WorkerInfo
+		if json.Unmarshal(e.Value(), &w) == nil && time.Since(w.Seen) < workerTTL {
+			out = append(out, w)
+		}
+	}
+	return out, nil
+}
+
+// objects opens the object store once it is needed; a failure is retried
+// at the next call (it may be transient).
+func (c *Conn) objects(ctx context.Context) (jetstream.ObjectStore, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.obs != nil {
+		return c.obs, nil
+	}
+	obs, err := c.js.ObjectStore(ctx, BucketShards)
+	if err != nil {
+		return nil, fmt.Errorf("open object store %s: %w", BucketShards, c.explain(err))
+	}
+	c.obs = obs
+	return obs, nil
+}
+
+// itoa is strconv.Itoa, for headers.
+func itoa(n int) string { return strconv.Itoa(n) }
