@@ -1,0 +1,215 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/evalgate/evalgate/coordinator"
+	"github.com/evalgate/evalgate/gate"
+	"github.com/evalgate/evalgate/metric"
+	"github.com/evalgate/evalgate/summary"
+)
+
+func gateCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "gate",
+		Usage: "gate a saved summary (no rescoring): verdict, reports, exit code",
+		Description: "Evaluates --criteria against --summary (from --summary-out or a report's summary.json), " +
+			"comparing with its baseline run or with --baseline. Exit code 0 pass or warn, 1 an error gate failed, 2 bad input.",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "summary", Aliases: []string{"s"}, Usage: "summary JSON to gate (required)"},
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "output: table or json"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the output to this file instead of stdout"},
+			&cli.StringFlag{Name: "summary-out", Usage: "also write the gated summary JSON to this file"},
+		}, append(gateFlags(), natsFlags()...)...),
+		Action: func(c *cli.Context) error {
+			if err := required(c, "summary", "criteria"); err != nil {
+				return err
+			}
+			if f := c.String("format"); f != "table" && f != "json" {
+				return usagef("--format %q: want table or json", f)
+			}
+			s, err := readSummary(c.String("summary"))
+			if err != nil {
+				return err
+			}
+			g, err := gatingFromFlags(c, s.Baseline != nil)
+			if err != nil {
+				return err
+			}
+			s.Gate = nil
+			out := &outputs{format: c.String("format"), output: c.String("output"), summaryOut: c.String("summary-out")}
+			return finish(c, g, out, s)
+		},
+	}
+}
+
+func compareCommand() *cli.Command {
+	flags := slices.Concat([]cli.Flag{
+		&cli.StringFlag{Name: "gold", Aliases: []string{"g"}, Usage: "gold set (required)"},
+		&cli.StringSliceFlag{Name: "run", Aliases: []string{"r"}, Usage: "runs to compare, at least two; the first is the reference"},
+		&cli.StringSliceFlag{Name: "measure", Aliases: []string{"m"}, Usage: "measures (default: the standard set)"},
+		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "output: table or json"},
+		&cli.StringFlag{Name: "gold-format", Value: "auto"}, &cli.StringFlag{Name: "run-format", Value: "auto"},
+		&cli.IntFlag{Name: "rel-level", Value: 1}, &cli.IntFlag{Name: "depth"},
+		&cli.StringFlag{Name: "rank-by", Value: "score"},
+		&cli.BoolFlag{Name: "skip-no-relevant"}, &cli.BoolFlag{Name: "only-run-queries"}, &cli.BoolFlag{Name: "strict"},
+	}, pairingFlags()[2:])
+	return &cli.Command{
+		Name:  "compare",
+		Usage: "A/B test two or more runs on one gold set: differences, 95% intervals, p-values",
+		Description: "Scores every run against the gold set and compares each with the first, query by query " +
+			"(Poisson bootstrap intervals, paired randomization test).",
+		Flags: flags,
+		Action: func(c *cli.Context) error {
+			log, err := logger(c)
+			if err != nil {
+				return err
+			}
+			if err := required(c, "gold", "run"); err != nil {
+				return err
+			}
+			runs := c.StringSlice("run")
+			if len(runs) < 2 {
+				return usagef("compare needs at least two --run (the first is the reference)")
+			}
+			if f := c.String("format"); f != "table" && f != "json" {
+				return usagef("--format %q: want table or json", f)
+			}
+			var results []*summary.Summary
+			for _, r := range runs[1:] {
+				job, err := jobFromFlagsFor(c, r)
+				if err != nil {
+					return err
+				}
+				job.Baseline = coordinator.Input{Path: runs[0], Format: job.Run.Format}
+				job.Metric.Paired, job.Metric.CurveDepth = true, 100
+				var pairs []int
+				for i, m := range job.Metric.Measures {
+					if !m.Summed() {
+						pairs = append(pairs, i)
+					}
+				}
+				job.Metric.Pairing = &metric.Pairing{Measures: pairs, Replicates: c.Int("bootstrap"), Permutations: c.Int("permutations"),
+					Seed: c.Uint64("seed"), TopK: c.Int("top-regressed")}
+				job.Logger = log
+				out, err := coordinator.Score(c.Context, job)
+				if err != nil {
+					return err
+				}
+				results = append(results, out.Summary)
+			}
+			if c.String("format") == "json" {
+				var b strings.Builder
+				b.WriteString("[\n")
+				for i, s := range results {
+					if i > 0 {
+						b.WriteString(",\n")
+					}
+					if err := s.WriteJSON(&b); err != nil {
+						return err
+					}
+				}
+				b.WriteString("]\n")
+				_, err := fmt.Fprint(c.App.Writer, b.String())
+				return err
+			}
+			return writeComparison(c, runs, results)
+		},
+	}
+}
+
+func writeComparison(c *cli.Context, runs []string, results []*summary.Summary) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "reference: %s (%d queries)\n\n", runs[0], results[0].Counts.ScoredQueries)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "measure\t"+runs[0])
+	for _, r := range runs[1:] {
+		fmt.Fprintf(tw, "\t%s\tΔ\t95%% CI\tp", r)
+	}
+	fmt.Fprintln(tw)
+	first := results[0]
+	for i, m := range first.Baseline.Measures {
+		if m.Kind != "mean" {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%.4f", m.Name, m.Value)
+		for _, s := range results {
+			v := s.Measures[i].Value
+			ci, p := "–", "–"
+			if mc := s.Comparison.Measure(m.Name); mc != nil {
+				if mc.CILow != nil && mc.CIHigh != nil {
+					ci = fmt.Sprintf("[%+.4f, %+.4f]", *mc.CILow, *mc.CIHigh)
+				}
+				if mc.PValue != nil {
+					p = fmt.Sprintf("%.3f", *mc.PValue)
+				}
+			}
+			fmt.Fprintf(tw, "\t%.4f\t%+.4f\t%s\t%s", v, v-m.Value, ci, p)
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	_, err := fmt.Fprint(c.App.Writer, b.String())
+	return err
+}
+
+func historyCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "history",
+		Usage: "show the trend of every measure over a history of runs, with alerts",
+		Description: "Reads the summaries kept with --history (a directory, or \"jetstream\" with --nats) and prints, per " +
+			"measure, the current value, mean, min, max and the change since the first and the last run. Alerts: a value " +
+			"below a gate's floor (--criteria) or a measure going down --down-nights runs in a row.",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "history", Usage: "history directory, or \"jetstream\" (with --nats) (required)"},
+			&cli.StringFlag{Name: "criteria", Usage: "ship criteria: floors for the alerts"},
+			&cli.IntFlag{Name: "down-nights", Value: 3, Usage: "alert when a measure went down this many runs in a row (0: never)"},
+			&cli.BoolFlag{Name: "fail-on-alert", Usage: "exit 1 when there is an alert"},
+			&cli.StringFlag{Name: "html", Usage: "write the HTML report of the latest run with its trend lines"},
+		}, natsFlags()...),
+		Action: func(c *cli.Context) error {
+			if err := required(c, "history"); err != nil {
+				return err
+			}
+			g := &gating{history: c.String("history")}
+			if g.history == "jetstream" && c.String("nats") == "" {
+				return usagef("--history jetstream needs --nats")
+			}
+			var cr *gate.Criteria
+			if p := c.String("criteria"); p != "" {
+				var err error
+				if cr, err = gate.LoadCriteria(p); err != nil {
+					return err
+				}
+			}
+			store, done, err := g.historyStore(c.Context, c)
+			if err != nil {
+				return err
+			}
+			defer done()
+			history, err := gate.Load(c.Context, store)
+			if err != nil {
+				return err
+			}
+			trends := gate.Trends(history, cr, c.Int("down-nights"))
+			if err := gate.WriteTrends(c.App.Writer, trends); err != nil {
+				return err
+			}
+			if p := c.String("html"); p != "" && len(history) > 0 {
+				g := &gating{html: p, criteria: cr}
+				if err := g.writeReports(c.Context, c, history[len(history)-1]); err != nil {
+					return err
+				}
+			}
+			if c.Bool("fail-on-alert") && gate.Alerts(trends) > 0 {
+				return gateFailed{msg: "history alerts"}
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"encoding/xml"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// seedCriteria is the criteria file teams already write, unchanged.
+const seedCriteria = `gates:
+  - name: retrieval_recall_at_5
+    threshold: 0.85 # absolute floor
+    regression_max: 0.03 # may not drop more than 3pp from baseline
+    severity: error # blocks merge
+  - name: retrieval_mrr
+    threshold: 0.62
+    regression_max: 0.05
+    severity: warning # PR comment, no block
+`
+
+// writeRun writes 100 queries with one relevant document each: `first` of
+// them retrieve it at rank 1, `third` at rank 3, the rest not at all. So
+// recall@5 = (first+third)/100 and MRR = (first + third/3)/100.
+func writeRun(t *testing.T, dir, name string, first, third int) string {
+	t.Helper()
+	var b strings.Builder
+	for q := 0; q < 100; q++ {
+		docs := []string{"x1", "x2", "x3", "x4", "x5", "x6"}
+		switch {
+		case q < first:
+			docs[0] = "rel"
+		case q < first+third:
+			docs[2] = "rel"
+		}
+		for r, d := range docs {
+			fmt.Fprintf(&b, "q%03d Q0 %s %d %d t\n", q, d, r+1, 100-r)
+		}
+	}
+	return write(t, dir, name, b.String())
+}
+
+func writeGold(t *testing.T, dir string) string {
+	var b strings.Builder
+	for q := 0; q < 100; q++ {
+		fmt.Fprintf(&b, "q%03d 0 rel 1\n", q)
+	}
+	return write(t, dir, "gold.qrels", b.String())
+}
+
+func TestSeedCriteriaGateARun(t *testing.T) {
+	dir := t.TempDir()
+	gold, criteria := writeGold(t, dir), write(t, dir, "criteria.yaml", seedCriteria)
+	baseline := writeRun(t, dir, "baseline.trec", 80, 7) // recall@5 87%, MRR 82.3%
+	cases := []struct {
+		name         string
+		first, third int
+		exit         int
+		verdict      string
+		text         []string
+	}{
+		{"pass", 80, 8, 0, "PASS", []string{"✅ All 2 gates pass: retrieval recall@5 88.0% (+1.0 points)."}},
+		{"warn", 40, 47, 0, "WARN", []string{"⚠️ Passes with warnings: retrieval mrr is 55.7%, below the floor of 62.0%"}},
+		{"fail", 74, 7, 1, "FAIL", []string{"❌ Blocked: retrieval recall@5 is 81.0%, below the floor of 85.0%",
+			"retrieval recall@5 dropped from 87.0% to 81.0% (−6.0 points, more than the 3.0 points allowed)"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			run := writeRun(t, dir, tc.name+".trec", tc.first, tc.third)
+			report := filepath.Join(dir, tc.name+"-report")
+			stepSummary := filepath.Join(dir, tc.name+"-step.md")
+			t.Setenv("GITHUB_STEP_SUMMARY", stepSummary)
+			code, out, errs := evalgate(t, "score", "--gold", gold, "--run", run, "--criteria", criteria,
+				"--baseline-run", baseline, "--bootstrap", "200", "--permutations", "200", "--report", report)
+			if code != tc.exit {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, tc.exit, out, errs)
+			}
+			if !strings.Contains(out, "verdict: "+tc.verdict+fmt.Sprintf(" (exit code %d)", tc.exit)) {
+				t.Fatalf("printed verdict disagrees with exit code %d:\n%s", tc.exit, out)
+			}
+			for _, want := range tc.text {
+				if !strings.Contains(out, want) {
+					t.Errorf("output lacks %q:\n%s", want, out)
+				}
+			}
+			for _, f := range []string{"summary.json", "comment.md", "junit.xml", "report.html"} {
+				b, err := os.ReadFile(filepath.Join(report, f))
+				if err != nil || len(b) == 0 {
+					t.Fatalf("report file %s: %v", f, err)
+				}
+			}
+			comment, _ := os.ReadFile(filepath.Join(report, "comment.md"))
+			if !strings.HasPrefix(string(comment), "### evalgate: "+tc.verdict) || !strings.Contains(string(comment), tc.text[0]) {
+				t.Fatalf("comment.md:\n%s", comment)
+			}
+			step, _ := os.ReadFile(stepSummary)
+			if string(step) != string(comment)+"\n" {
+				t.Fatal("GITHUB_STEP_SUMMARY does not hold the comment")
+			}
+			var junit struct {
+				Failures int `xml:"failures,attr"`
+				Tests    int `xml:"tests,attr"`
+			}
+			jb, _ := os.ReadFile(filepath.Join(report, "junit.xml"))
+			if err := xml.Unmarshal(jb, &junit); err != nil || junit.Tests != 2 || junit.Failures != tc.exit {
+				t.Fatalf("junit.xml: %+v %v\n%s", junit, err, jb)
+			}
+			// Re-gating the saved summary gives the same verdict.
+			code2, out2, _ := evalgate(t, "gate", "--criteria", criteria, "--summary", filepath.Join(report, "summary.json"))
+			if code2 != tc.exit || !strings.Contains(out2, "verdict: "+tc.verdict) {
+				t.Fatalf("evalgate gate: exit %d\n%s", code2, out2)
+			}
+		})
+	}
+}
+
+func TestGateWithoutBaselineSaysNotChecked(t *testing.T) {
+	dir := t.TempDir()
+	gold, criteria := writeGold(t, dir), write(t, dir, "criteria.yaml", seedCriteria)
+	run := writeRun(t, dir, "run.trec", 80, 8)
+	code, out, _ := evalgate(t, "score", "--gold", gold, "--run", run, "--criteria", criteria)
+	if code != 0 || !strings.Contains(out, "not checked: no baseline") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	code, _, errs := evalgate(t, "score", "--gold", gold, "--run", run, "--criteria", criteria, "--require-baseline")
+	if code != 2 || !strings.Contains(errs, "no baseline") {
+		t.Fatalf("--require-baseline without a baseline: exit %d %s", code, errs)
+	}
+}
+
+func TestGateWithSavedBaseline(t *testing.T) {
+	dir := t.TempDir()
+	gold, criteria := writeGold(t, dir), write(t, dir, "criteria.yaml", seedCriteria)
+	base := filepath.Join(dir, "baseline.json")
+	if code, _, errs := evalgate(t, "score", "--gold", gold, "--run", writeRun(t, dir, "b.trec", 80, 7), "--summary-out", base); code != 0 {
+		t.Fatal(errs)
+	}
+	code, out, _ := evalgate(t, "score", "--gold", gold, "--run", writeRun(t, dir, "r.trec", 74, 7), "--criteria", criteria, "--baseline", base)
+	if code != 1 || !strings.Contains(out, "dropped from 87.0% to 81.0%") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	// A baseline from another gold set is refused, unless allowed.
+	otherGold := write(t, dir, "other.qrels", "q000 0 rel 1\n")
+	other := filepath.Join(dir, "other.json")
+	evalgate(t, "score", "--gold", otherGold, "--run", writeRun(t, dir, "o.trec", 80, 7), "--summary-out", other)
+	code, _, errs := evalgate(t, "score", "--gold", gold, "--run", writeRun(t, dir, "r2.trec", 80, 8), "--criteria", criteria, "--baseline", other)
+	if code != 2 || !strings.Contains(errs, "different gold set") {
+		t.Fatalf("gold change: exit %d %s", code, errs)
+	}
+	code, out, _ = evalgate(t, "score", "--gold", gold, "--run", writeRun(t, dir, "r3.trec", 80, 8), "--criteria", criteria, "--baseline", other, "--allow-gold-change")
+	if code != 1 || !strings.Contains(out, "note: The baseline was scored on a different gold set") {
+		t.Fatalf("allowed gold change: exit %d\n%s", code, out)
+	}
+}
+
+func TestBadCriteriaExitTwo(t *testing.T) {
+	dir := t.TempDir()
+	gold := writeGold(t, dir)
+	run := writeRun(t, dir, "r.trec", 80, 8)
+	bad := write(t, dir, "bad.yaml", "gates:\n  - name: retrieval_recall_at_5\n    threshold: 85\n    severety: error\n")
+	code, _, errs := evalgate(t, "score", "--gold", gold, "--run", run, "--criteria", bad)
+	if code != 2 || !strings.Contains(errs, "bad.yaml:3") || !strings.Contains(errs, "bad.yaml:4") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+}
+
+func TestCompareAndHistory(t *testing.T) {
+	dir := t.TempDir()
+	gold := writeGold(t, dir)
+	a, b := writeRun(t, dir, "a.trec", 80, 7), writeRun(t, dir, "b.trec", 60, 10)
+	code, out, errs := evalgate(t, "compare", "--gold", gold, "--run", a, "--run", b, "-m", "R@5,RR", "--bootstrap", "200", "--permutations", "200")
+	if code != 0 || !strings.Contains(out, "R@5") || !strings.Contains(out, "-0.1700") {
+		t.Fatalf("compare: exit %d\n%s\n%s", code, out, errs)
+	}
+	hist := filepath.Join(dir, "history")
+	criteria := write(t, dir, "criteria.yaml", seedCriteria)
+	for _, run := range []string{a, b} {
+		if code, _, errs := evalgate(t, "score", "--gold", gold, "--run", run, "--history", hist); code != 0 {
+			t.Fatal(errs)
+		}
+	}
+	code, out, _ = evalgate(t, "history", "--history", hist, "--criteria", criteria, "--down-nights", "1", "--fail-on-alert")
+	if code != 1 || !strings.Contains(out, "2 runs") || !strings.Contains(out, "below the floor of 85.0%") || !strings.Contains(out, "down 1 runs in a row") {
+		t.Fatalf("history: exit %d\n%s", code, out)
+	}
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/evalgate/evalgate/schema"
+	"github.com/evalgate/evalgate/synth"
+)
+
+func genCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "gen",
+		Usage: "write a synthetic gold set and run (for benchmarks and trials)",
+		Description: "Each query has 1-9 relevant documents graded 1-5 and a ranking of --depth documents " +
+			"(the setup ranx benchmarks with). Output depends only on the flags.",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "queries", Aliases: []string{"n"}, Value: 1000, Usage: "number of queries"},
+			&cli.IntFlag{Name: "depth", Aliases: []string{"k"}, Value: 100, Usage: "documents ranked per query"},
+			&cli.Uint64Flag{Name: "seed", Aliases: []string{"s"}, Value: 1, Usage: "random seed"},
+			&cli.StringFlag{Name: "format", Value: "trec", Usage: "trec, jsonl, arrow or parquet"},
+			&cli.BoolFlag{Name: "tags", Usage: "add category and difficulty tags (jsonl, arrow, parquet)"},
+			&cli.StringFlag{Name: "out", Value: ".", Usage: "directory for gold.* and run.*"},
+		},
+		Action: func(c *cli.Context) error {
+			f, err := schema.ParseFormat(c.String("format"))
+			if err != nil || f == schema.FormatArrowStream || f == schema.FormatAuto {
+				return usagef("--format %q: want trec, jsonl, arrow or parquet", c.String("format"))
+			}
+			if c.Bool("tags") && f == schema.FormatTREC {
+				return usagef("--tags needs --format jsonl, arrow or parquet: TREC files carry no tags")
+			}
+			o := synth.Options{Queries: c.Int("queries"), Depth: c.Int("depth"), Seed: c.Uint64("seed"), Format: f, Tags: c.Bool("tags")}
+			if err := o.Validate(); err != nil {
+				return usageError{err}
+			}
+			if err := os.MkdirAll(c.String("out"), 0o755); err != nil {
+				return fmt.Errorf("create %s: %w", c.String("out"), err)
+			}
+			gold, run := synth.Paths(c.String("out"), f)
+			if err := synth.Write(c.Context, o, gold, run); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.App.ErrWriter, "wrote %s and %s (%d queries x %d results)\n", gold, run, o.Queries, o.Depth)
+			return nil
+		},
+	}
+}

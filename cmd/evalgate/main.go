@@ -1,0 +1,201 @@
+// Command evalgate scores retrieval runs against gold sets and gates
+// releases on the result. See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"syscall"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/rs/zerolog"
+	"github.com/urfave/cli/v2"
+
+	"github.com/evalgate/evalgate/schema"
+)
+
+// Exit codes. They are part of the interface CI scripts rely on.
+const (
+	exitOK        = 0
+	exitGateFail  = 1 // a blocking gate failed
+	exitBadInput  = 2 // bad usage or bad input: fix the command or the files
+	exitOperation = 3 // the evaluation could not run (I/O, queue, cancelled)
+)
+
+// profileFile receives the CPU profile when --cpuprofile is given.
+var profileFile *os.File
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app := newApp(stdout, stderr)
+	err := app.RunContext(ctx, args)
+	return report(err, stderr)
+}
+
+// usageError marks mistakes in how the command was called.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// gateFailed is returned when a blocking gate failed; the verdict has been
+// printed already.
+type gateFailed struct{ msg string }
+
+func (g gateFailed) Error() string { return g.msg }
+
+// report prints err and returns the exit code.
+func report(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	var gf gateFailed
+	if errors.As(err, &gf) {
+		return exitGateFail
+	}
+	var ue usageError
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "Error: %v\nTry: evalgate --help\n", err)
+		return exitBadInput
+	case schema.IsInvalidInput(err):
+		fmt.Fprintf(stderr, "Error: bad input:\n%v\n", err)
+		return exitBadInput
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, os.ErrPermission):
+		fmt.Fprintf(stderr, "Error: %v\n", err)
+		return exitBadInput
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintf(stderr, "Error: interrupted\n")
+		return exitOperation
+	}
+	fmt.Fprintf(stderr, "Error: %v\n", err)
+	return exitOperation
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:      "evalgate",
+		Usage:     "score retrieval runs against a gold set and gate releases on the result",
+		Version:   version,
+		Writer:    stdout,
+		ErrWriter: stderr,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error"},
+			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (console on a terminal, JSON otherwise), console or json"},
+			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile (pprof) of the command to this file", Hidden: true},
+			&cli.StringFlag{Name: "memprofile", Usage: "write an allocation profile (pprof) at exit to this file", Hidden: true},
+		},
+		Before: func(c *cli.Context) error {
+			if p := c.String("cpuprofile"); p != "" {
+				f, err := os.Create(p)
+				if err != nil {
+					return fmt.Errorf("create %s: %w", p, err)
+				}
+				if err := pprof.StartCPUProfile(f); err != nil {
+					f.Close()
+					return fmt.Errorf("start cpu profile: %w", err)
+				}
+				profileFile = f
+			}
+			return nil
+		},
+		After: func(c *cli.Context) error {
+			if p := c.String("memprofile"); p != "" {
+				f, err := os.Create(p)
+				if err != nil {
+					return fmt.Errorf("create %s: %w", p, err)
+				}
+				if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+					f.Close()
+					return fmt.Errorf("write allocation profile: %w", err)
+				}
+				if err := f.Close(); err != nil {
+					return fmt.Errorf("write allocation profile: %w", err)
+				}
+			}
+			if profileFile != nil {
+				pprof.StopCPUProfile()
+				return profileFile.Close()
+			}
+			return nil
+		},
+		Commands: usageChecked(
+			scoreCommand(),
+			runCommand(),
+			serverCommand(),
+			workerCommand(),
+			statusCommand(),
+			gateCommand(),
+			compareCommand(),
+			historyCommand(),
+			convertCommand(),
+			genCommand(),
+		),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("unknown command %q", c.Args().First())
+			}
+			return cli.ShowAppHelp(c)
+		},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
+		// Errors are printed once, by report.
+		ExitErrHandler: func(*cli.Context, error) {},
+	}
+}
+
+// usageChecked makes flag errors of every command usage errors (exit 2).
+func usageChecked(cmds ...*cli.Command) []*cli.Command {
+	for _, c := range cmds {
+		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError{err} }
+		c.Subcommands = usageChecked(c.Subcommands...)
+	}
+	return cmds
+}
+
+// required checks that flags were given; urfave's Required flags report
+// their absence as an error of an unexported type.
+func required(c *cli.Context, names ...string) error {
+	for _, n := range names {
+		if !c.IsSet(n) {
+			return usagef("flag --%s is required", n)
+		}
+	}
+	return nil
+}
+
+// logger builds the process logger from the global flags.
+func logger(c *cli.Context) (zerolog.Logger, error) {
+	level, err := zerolog.ParseLevel(c.String("log-level"))
+	if err != nil {
+		return zerolog.Nop(), usagef("--log-level %q: %v", c.String("log-level"), err)
+	}
+	w := c.App.ErrWriter
+	switch c.String("log-format") {
+	case "json":
+	case "console":
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
+	case "auto":
+		if f, ok := w.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+			w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
+		}
+	default:
+		return zerolog.Nop(), usagef("--log-format %q: want auto, console or json", c.String("log-format"))
+	}
+	return zerolog.New(w).Level(level).With().Timestamp().Logger(), nil
+}

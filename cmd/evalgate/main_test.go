@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// evalgate runs the command in-process and returns exit code, stdout and
+// stderr.
+func evalgate(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(append([]string{"evalgate"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func write(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const (
+	goldQrels = "q1 0 d1 1\nq1 0 d2 2\nq2 0 d3 1\n"
+	runTREC   = "q1 Q0 d9 1 9.0 t\nq1 Q0 d1 2 8.0 t\nq1 Q0 d2 3 7.0 t\nq2 Q0 d3 1 5.0 t\n"
+)
+
+func TestScoreTable(t *testing.T) {
+	dir := t.TempDir()
+	g, r := write(t, dir, "g.qrels", goldQrels), write(t, dir, "r.trec", runTREC)
+	code, out, errs := evalgate(t, "score", "--gold", g, "--run", r, "-m", "mrr,recall@1,P@2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	// q1: first relevant at rank 2 (RR 0.5), q2 at rank 1: MRR 0.75.
+	for _, want := range []string{"2 queries scored", "RR", "0.7500", "R@1", "0.5000", "P@2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestScoreJSONAndSummaryOut(t *testing.T) {
+	dir := t.TempDir()
+	g, r := write(t, dir, "g.qrels", goldQrels), write(t, dir, "r.trec", runTREC)
+	sumPath := filepath.Join(dir, "summary.json")
+	code, out, errs := evalgate(t, "score", "--gold", g, "--run", r, "-m", "RR", "--format", "json", "--summary-out", sumPath)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var s struct {
+		Schema   string
+		Measures []struct {
+			Name  string
+			Value float64
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	if s.Schema != "evalgate.summary/v1" || len(s.Measures) != 1 || s.Measures[0].Value != 0.75 {
+		t.Fatalf("summary %+v", s)
+	}
+	saved, err := os.ReadFile(sumPath)
+	if err != nil || !bytes.Equal(saved, []byte(out)) {
+		t.Fatalf("--summary-out differs from the JSON output (%v)", err)
+	}
+}
+
+func TestScoreTRECWithPerQueryLines(t *testing.T) {
+	dir := t.TempDir()
+	g, r := write(t, dir, "g.qrels", goldQrels), write(t, dir, "r.trec", runTREC)
+	code, out, errs := evalgate(t, "score", "--gold", g, "--run", r, "-m", "recip_rank,num_q", "--format", "trec", "-q")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := "recip_rank            \tq1\t0.5000\nnum_q                 \tq1\t1\n" +
+		"recip_rank            \tq2\t1.0000\nnum_q                 \tq2\t1\n" +
+		"recip_rank            \tall\t0.7500\nnum_q                 \tall\t2\n"
+	if out != want {
+		t.Fatalf("trec output:\n%q\nwant\n%q", out, want)
+	}
+}
+
+func TestPerQueryFiles(t *testing.T) {
+	dir := t.TempDir()
+	g, r := write(t, dir, "g.qrels", goldQrels), write(t, dir, "r.trec", runTREC)
+	for _, ext := range []string{".jsonl", ".tsv", ".trec", ".arrow", ".arrows", ".parquet"} {
+		p := filepath.Join(dir, "pq"+ext)
+		code, _, errs := evalgate(t, "score", "--gold", g, "--run", r, "-m", "RR", "--per-query", p)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", ext, code, errs)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) == 0 {
+			t.Fatalf("%s: %v", ext, err)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "pq.jsonl"))
+	if string(b) != "{\"query_id\":\"q1\",\"RR\":0.5}\n{\"query_id\":\"q2\",\"RR\":1}\n" {
+		t.Fatalf("jsonl per-query:\n%s", b)
+	}
+	b, _ = os.ReadFile(filepath.Join(dir, "pq.tsv"))
+	if string(b) != "query_id\tRR\nq1\t0.5\nq2\t1\n" {
+		t.Fatalf("tsv per-query:\n%s", b)
+	}
+}
+
+func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	g := write(t, dir, "g.qrels", goldQrels)
+	bad := write(t, dir, "bad.trec", "q1 Q0 d1 1 8.0 t\nq1 Q0 d2 2 abc t\nq2 Q0 d3 1 NaN t\nq2 Q0 d4 2\n")
+	pq, out, sum := filepath.Join(dir, "pq.jsonl"), filepath.Join(dir, "out.txt"), filepath.Join(dir, "s.json")
+	code, _, errs := evalgate(t, "score", "--gold", g, "--run", bad, "--per-query", pq, "-o", out, "--summary-out", sum)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2: %s", code, errs)
+	}
+	for _, want := range []string{"bad.trec:2:12: field \"score\"", "bad.trec:3:12: field \"score\": score is not finite", "bad.trec:4: wrong number of fields: want 6"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if n := e.Name(); n != "g.qrels" && n != "bad.trec" {
+			t.Errorf("left behind %s", n)
+		}
+	}
+}
+
+func TestUsageErrorsExitTwo(t *testing.T) {
+	dir := t.TempDir()
+	g, r := write(t, dir, "g.qrels", goldQrels), write(t, dir, "r.trec", runTREC)
+	for name, args := range map[string][]string{
+		"missing --run":    {"score", "--gold", g},
+		"no such file":     {"score", "--gold", g, "--run", filepath.Join(dir, "nope.trec")},
+		"unknown measure":  {"score", "--gold", g, "--run", r, "-m", "bogus@5"},
+		"unknown flag":     {"score", "--gold", g, "--run", r, "--frobnicate"},
+		"bad format":       {"score", "--gold", g, "--run", r, "--format", "xml"},
+		"unknown command":  {"frobnicate"},
+		"-q without trec":  {"score", "--gold", g, "--run", r, "-q"},
+		"bad per-query":    {"score", "--gold", g, "--run", r, "--per-query", filepath.Join(dir, "x.xlsx")},
+		"negative depth":   {"score", "--gold", g, "--run", r, "--depth", "-1"},
+		"convert one arg":  {"convert", g},
+		"gen bad format":   {"gen", "--format", "xml"},
+		"gen tags on trec": {"gen", "--tags"},
+	} {
+		code, _, errs := evalgate(t, args...)
+		if code != 2 {
+			t.Errorf("%s: exit %d, want 2 (%s)", name, code, errs)
+		}
+	}
+	_, _, errs := evalgate(t, "score", "--gold", g, "--run", r, "-m", "bogus@5")
+	if !strings.Contains(errs, "known measures") {
+		t.Errorf("unknown measure error does not list the known ones: %s", errs)
+	}
+}
+
+func TestRunPassedAsGoldGetsHint(t *testing.T) {
+	dir := t.TempDir()
+	r := write(t, dir, "r.trec", runTREC)
+	code, _, errs := evalgate(t, "score", "--gold", r, "--run", r)
+	if code != 2 || !strings.Contains(errs, "looks like a TREC run line") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+}
+
+func TestConvertRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	g, r := write(t, dir, "g.qrels", goldQrels), write(t, dir, "r.trec", runTREC)
+	var want string
+	for i, ext := range []string{"", ".arrow", ".arrows", ".parquet"} {
+		gi, ri := g, r
+		if ext != "" {
+			gi, ri = filepath.Join(dir, "g"+ext), filepath.Join(dir, "r"+ext)
+			for _, c := range [][2]string{{g, gi}, {r, ri}} {
+				if code, _, errs := evalgate(t, "convert", c[0], c[1]); code != 0 {
+					t.Fatalf("convert %s: exit %d: %s", c[1], code, errs)
+				}
+			}
+		}
+		code, out, errs := evalgate(t, "score", "--gold", gi, "--run", ri, "--format", "trec")
+		if code != 0 {
+			t.Fatalf("score %s: exit %d: %s", ext, code, errs)
+		}
+		if i == 0 {
+			want = out
+		} else if out != want {
+			t.Fatalf("%s: scores differ after conversion:\n%s\nwant\n%s", ext, out, want)
+		}
+	}
+}
+
+func TestGenIsDeterministic(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	for _, d := range []string{a, b} {
+		if code, _, errs := evalgate(t, "gen", "-n", "300", "-k", "20", "--seed", "42", "--out", d); code != 0 {
+			t.Fatalf("gen: exit %d: %s", code, errs)
+		}
+	}
+	for _, f := range []string{"gold.qrels", "run.trec"} {
+		x, _ := os.ReadFile(filepath.Join(a, f))
+		y, _ := os.ReadFile(filepath.Join(b, f))
+		if len(x) == 0 || !bytes.Equal(x, y) {
+			t.Fatalf("%s differs between two runs with the same seed", f)
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"slices"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/evalgate/evalgate/coordinator"
+	"github.com/evalgate/evalgate/summary"
+)
+
+func scoreCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "score",
+		Usage: "score a run against a gold set in this process (no queue)",
+		Description: "Scores every gold query (a query missing from the run scores 0, as trec_eval -c does) " +
+			"and prints the measures overall and per tag. Exit code 0 on success, 2 on bad usage or input.",
+		Flags: slices.Concat(jobFlags(), outputFlags(), gateFlags(), pairingFlags()),
+		Action: func(c *cli.Context) error {
+			log, err := logger(c)
+			if err != nil {
+				return err
+			}
+			job, err := jobFromFlags(c)
+			if err != nil {
+				return err
+			}
+			out, err := outputsFromFlags(c)
+			if err != nil {
+				return err
+			}
+			g, err := gatingFromFlags(c, c.String("baseline-run") != "")
+			if err != nil {
+				return err
+			}
+			if err := pairedMetric(c, &job, g.criteria); err != nil {
+				return err
+			}
+			job.Logger = log
+			job.PerQuery = out.perQueryFactory(job.Metric.Measures)
+			res, err := coordinator.Score(c.Context, job)
+			if err != nil {
+				return err
+			}
+			return finish(c, g, out, res.Summary)
+		},
+	}
+}
+
+// finish gates the summary, prints it, writes the reports and returns the
+// verdict's exit: the printed verdict and the exit code come from the same
+// value.
+func finish(c *cli.Context, g *gating, out *outputs, s *summary.Summary) error {
+	if err := g.apply(s); err != nil {
+		return err
+	}
+	if err := out.write(s, c.App.Writer); err != nil {
+		return err
+	}
+	if err := g.writeReports(c.Context, c, s); err != nil {
+		return err
+	}
+	return verdict(s)
+}

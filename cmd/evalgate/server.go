@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/urfave/cli/v2"
+
+	"github.com/evalgate/evalgate/internal/embedded"
+	"github.com/evalgate/evalgate/internal/jsq"
+)
+
+func serverCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "server",
+		Usage: "run a standalone JetStream server for workers and coordinators (small deployments, dev boxes)",
+		Description: "Listens on 127.0.0.1 unless --listen says otherwise; a non-loopback address needs " +
+			"authentication (--user/--password, --token or a --config file). Creates the evalgate streams.",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:4222", Usage: "host:port for clients"},
+			&cli.StringFlag{Name: "store", Value: "evalgate-data", Usage: "JetStream store directory"},
+			&cli.StringFlag{Name: "config", Usage: "nats-server configuration file (auth, TLS, limits)"},
+			&cli.StringFlag{Name: "user", Usage: "require this user name", EnvVars: []string{"EVALGATE_SERVER_USER"}},
+			&cli.StringFlag{Name: "password", Usage: "password for --user (bcrypt hashes accepted)", EnvVars: []string{"EVALGATE_SERVER_PASSWORD"}},
+			&cli.StringFlag{Name: "token", Usage: "require this token", EnvVars: []string{"EVALGATE_SERVER_TOKEN"}},
+			&cli.IntFlag{Name: "max-payload", Usage: "largest message in bytes (default 1 MiB; larger tasks go to the object store anyway)"},
+			&cli.BoolFlag{Name: "sync-always", Usage: "fsync every write (durable across power loss, slower)"},
+		}, topologyFlags()...),
+		Action: func(c *cli.Context) error {
+			log, err := logger(c)
+			if err != nil {
+				return err
+			}
+			host, _, err := net.SplitHostPort(c.String("listen"))
+			if err != nil {
+				return usagef("--listen %q: %v", c.String("listen"), err)
+			}
+			auth := c.String("user") != "" || c.String("token") != "" || c.String("config") != ""
+			loopback := host == "localhost" || net.ParseIP(host) != nil && net.ParseIP(host).IsLoopback()
+			if !loopback && !auth {
+				return usagef("--listen %s exposes the queue beyond this machine: require authentication (--user/--password, --token or --config)", c.String("listen"))
+			}
+			if c.String("user") != "" && c.String("password") == "" {
+				return usagef("--user needs --password (or EVALGATE_SERVER_PASSWORD)")
+			}
+			o := embedded.Options{
+				StoreDir: c.String("store"), Listen: c.String("listen"), AllowNonLoopback: !loopback,
+				ConfigFile: c.String("config"), MaxPayload: int32(c.Int("max-payload")), SyncAlways: c.Bool("sync-always"),
+				Token: c.String("token"), User: c.String("user"), Password: c.String("password"), Logger: &log,
+			}
+			srv, err := embedded.Start(o)
+			if err != nil {
+				return err
+			}
+			defer srv.Shutdown()
+			// Create the topology through an in-process client with the
+			// same credentials. In a cluster JetStream answers only once
+			// the nodes have elected a leader: retry for a minute.
+			co := jsq.Options{InProcess: srv, Name: "evalgate-server", User: c.String("user"), Password: c.String("password"), Token: c.String("token"), Logger: log}
+			if err := ensureTopology(c.Context, co, topologyFromFlags(c), log); err != nil {
+				return err
+			}
+			if !loopback && c.String("config") == "" {
+				log.Warn().Msg("listening beyond loopback without TLS: credentials and data travel in clear text (use --config with a tls block)")
+			}
+			fmt.Fprintf(c.App.ErrWriter, "evalgate server: JetStream on %s, store %s\nstreams %s %s %s %s, consumer %s, buckets %s %s %s\n",
+				srv.ClientURL(), c.String("store"), jsq.StreamTasks, jsq.StreamPartials, jsq.StreamDLQ, jsq.StreamAdvisories,
+				jsq.ConsumerWorkers, jsq.BucketJobs, jsq.BucketWorkers, jsq.BucketShards)
+			<-c.Context.Done()
+			log.Info().Msg("server stopping")
+			return nil
+		},
+	}
+}
+
+func ensureTopology(ctx context.Context, o jsq.Options, t jsq.Topology, log zerolog.Logger) error {
+	return retryUntil(ctx, time.Minute, log, func() error {
+		conn, err := jsq.Connect(ctx, o)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		return conn.EnsureTopology(ctx, t)
+	})
+}
