@@ -1,0 +1,159 @@
+package conformance
+
+import (
+	"bufio"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/evalgate/evalgate/coordinator"
+	"github.com/evalgate/evalgate/ingest"
+	"github.com/evalgate/evalgate/metric"
+	"github.com/evalgate/evalgate/perquery"
+)
+
+const dir = "testdata/trec_eval"
+
+// expected is one line of trec_eval output.
+type expected struct {
+	measure, qid, value string
+	line                int
+}
+
+func readExpected(t *testing.T, name string) []expected {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []expected
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		n++
+		fs := strings.Split(sc.Text(), "\t")
+		if len(fs) != 3 {
+			t.Fatalf("%s:%d: want 3 tab-separated fields", name, n)
+		}
+		out = append(out, expected{strings.TrimSpace(fs[0]), fs[1], fs[2], n})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// memWriter collects per-query values.
+type memWriter struct{ rows map[string][]float64 }
+
+func (m *memWriter) Write(qid string, vals []float64) error {
+	m.rows[qid] = append([]float64(nil), vals...)
+	return nil
+}
+func (m *memWriter) Commit() error { return nil }
+func (m *memWriter) Abort()        {}
+
+type conformanceCase struct {
+	name    string // expected output file
+	qrels   string
+	results string
+	level   int32
+	depth   int
+	onlyRun bool // trec_eval without -c
+	lines   int  // lines compared: every line of a measure evalgate has
+}
+
+func TestConformance(t *testing.T) {
+	cases := []conformanceCase{
+		{name: "out.test", qrels: "qrels.test", results: "results.test", level: 1, onlyRun: true, lines: 16},
+		{name: "out.test", qrels: "qrels.test.with-comments", results: "results.test", level: 1, onlyRun: true, lines: 16},
+		{name: "out.comment.test", qrels: "qrels.comment.test", results: "results.comment.test", level: 1, onlyRun: true, lines: 16},
+		{name: "out.test.a", qrels: "qrels.test", results: "results.test", level: 1, onlyRun: true, lines: 47},
+		{name: "out.test.aq", qrels: "qrels.test", results: "results.test", level: 1, onlyRun: true, lines: 185},
+		{name: "out.test.aqc", qrels: "qrels.test", results: "results.trunc", level: 1, lines: 185},
+		{name: "out.test.aqcM", qrels: "qrels.test", results: "results.trunc", level: 1, depth: 100, lines: 185},
+		{name: "out.test.aql", qrels: "qrels.rel_level", results: "results.test", level: 2, onlyRun: true, lines: 185},
+		{name: "out.test.meas_params", qrels: "qrels.test", results: "results.test", level: 1, onlyRun: true, lines: 44},
+	}
+	for _, c := range cases {
+		t.Run(c.name+"/"+c.qrels+"/"+c.results, func(t *testing.T) { runCase(t, c) })
+	}
+}
+
+func runCase(t *testing.T, c conformanceCase) {
+	want := readExpected(t, c.name)
+	// Every measure of the expected output that evalgate also computes.
+	var measures []metric.Measure
+	byName := map[string]int{}
+	for _, e := range want {
+		if _, ok := byName[e.measure]; ok {
+			continue
+		}
+		m, err := metric.Parse(e.measure)
+		if err != nil || m.TRECName() != e.measure {
+			byName[e.measure] = -1 // not an evalgate measure (bpref, iprec_at_recall, …)
+			continue
+		}
+		byName[e.measure] = len(measures)
+		measures = append(measures, m)
+	}
+	pq := &memWriter{rows: map[string][]float64{}}
+	job := coordinator.Job{
+		Gold:   coordinator.Input{Path: filepath.Join(dir, c.qrels)},
+		Run:    coordinator.Input{Path: filepath.Join(dir, c.results)},
+		Metric: metric.Config{Measures: measures, RelLevel: c.level},
+		Ingest: ingest.Config{RelLevel: c.level, Depth: c.depth, OnlyRunQueries: c.onlyRun, Strict: true},
+		PerQuery: func() (perquery.Writer, error) {
+			return pq, nil
+		},
+	}
+	out, err := coordinator.Score(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := map[string]float64{}
+	for _, m := range out.Summary.Measures {
+		all[m.TRECName] = m.Value
+	}
+	compared := 0
+	for _, e := range want {
+		idx := byName[e.measure]
+		if idx < 0 {
+			continue
+		}
+		var got float64
+		if e.qid == "all" {
+			got = all[e.measure]
+		} else {
+			row, ok := pq.rows[e.qid]
+			if !ok {
+				t.Errorf("%s:%d: query %s not scored", c.name, e.line, e.qid)
+				continue
+			}
+			got = row[idx]
+		}
+		wantV, err := strconv.ParseFloat(e.value, 64)
+		if err != nil {
+			t.Fatalf("%s:%d: bad value %q", c.name, e.line, e.value)
+		}
+		// trec_eval prints %6.4f (integers for counts): agree to the printed
+		// precision.
+		tol := 0.5e-4 + 1e-12
+		if !strings.Contains(e.value, ".") {
+			tol = 0
+		}
+		if math.Abs(got-wantV) > tol {
+			t.Errorf("%s:%d: %s for %s = %.6f, trec_eval %s", c.name, e.line, e.measure, e.qid, got, e.value)
+		}
+		compared++
+	}
+	if compared != c.lines {
+		t.Fatalf("%s: compared %d lines, want %d", c.name, compared, c.lines)
+	}
+	t.Logf("%s: %d values agree with trec_eval (%d measures)", c.name, compared, len(measures))
+}
