@@ -1,0 +1,73 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/evalgate/evalgate/coordinator"
+	"github.com/evalgate/evalgate/metric"
+	"github.com/evalgate/evalgate/schema"
+	"github.com/evalgate/evalgate/synth"
+)
+
+// TestSameBitsAnyWorkersAndShards runs the distributed evaluation with 1,
+// 2 and 8 workers and 1, 7 and 256 shards: every summary must equal the
+// single-process one byte for byte.
+func TestSameBitsAnyWorkersAndShards(t *testing.T) {
+	gold, run := genData(t, 3000, schema.FormatJSONL, true)
+	want := reference(t, newJob(t, gold, run))
+	for _, c := range []struct{ workers, shards int }{{1, 1}, {2, 7}, {8, 256}} {
+		s := startServer(t)
+		startWorkers(t, s, c.workers, nil)
+		q := connect(t, s, "coordinator")
+		out, err := coordinator.RunDistributed(context.Background(), newJob(t, gold, run), q,
+			coordinator.DistOptions{Shards: c.shards, PartBytes: 64 << 10})
+		if err != nil {
+			t.Fatalf("%d workers, %d shards: %v", c.workers, c.shards, err)
+		}
+		if got := comparable(t, out.Summary); got != want {
+			t.Fatalf("%d workers, %d shards: summary differs from score's:\n%s\nwant\n%s", c.workers, c.shards, got, want)
+		}
+	}
+}
+
+// TestPairedBootstrapSameBits: a run compared with a baseline run in the
+// same job gives the same bootstrap intervals, p-values, most regressed
+// queries and recall curves with 1 and 8 workers as in one process.
+func TestPairedBootstrapSameBits(t *testing.T) {
+	dir := t.TempDir()
+	gold, base := synth.Paths(dir, schema.FormatJSONL)
+	if err := synth.Write(context.Background(), synth.Options{Queries: 2500, Depth: 50, Seed: 5, Format: schema.FormatJSONL, Tags: true, RecallRate: 0.8}, gold, base); err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(t.TempDir(), "run.jsonl")
+	if err := synth.Write(context.Background(), synth.Options{Queries: 2500, Depth: 50, Seed: 5, Format: schema.FormatJSONL, Tags: true, RecallRate: 0.7},
+		filepath.Join(t.TempDir(), "gold.jsonl"), run); err != nil {
+		t.Fatal(err)
+	}
+	job := func() coordinator.Job {
+		j := newJob(t, gold, run)
+		j.Baseline = coordinator.Input{Path: base}
+		j.Metric.Paired, j.Metric.CurveDepth = true, 100
+		j.Metric.Pairing = &metric.Pairing{Measures: []int{1, 4, 5}, Replicates: 500, Permutations: 500, Seed: 3, TopK: 10}
+		return j
+	}
+	want := reference(t, job())
+	if !strings.Contains(want, `"ci_low"`) || !strings.Contains(want, `"regressed_queries": [`) {
+		t.Fatalf("reference summary lacks the comparison:\n%s", want)
+	}
+	for _, c := range []struct{ workers, shards int }{{1, 7}, {8, 256}} {
+		s := startServer(t)
+		startWorkers(t, s, c.workers, nil)
+		out, err := coordinator.RunDistributed(context.Background(), job(), connect(t, s, "coordinator"),
+			coordinator.DistOptions{Shards: c.shards, PartBytes: 32 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := comparable(t, out.Summary); got != want {
+			t.Fatalf("%d workers, %d shards: paired summary differs from score's:\n%s\nwant\n%s", c.workers, c.shards, got, want)
+		}
+	}
+}

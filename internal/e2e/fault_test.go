@@ -1,0 +1,325 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/evalgate/evalgate/coordinator"
+	"github.com/evalgate/evalgate/internal/embedded"
+	"github.com/evalgate/evalgate/internal/jsq"
+	"github.com/evalgate/evalgate/schema"
+	"github.com/evalgate/evalgate/worker"
+)
+
+// small is a distributed run with many small tasks, so faults land mid-job.
+var small = coordinator.DistOptions{Shards: 7, PartBytes: 16 << 10, ReconcileEvery: time.Second}
+
+// workerProc starts an `evalgate worker` process.
+func workerProc(t *testing.T, url string, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(evalgateBin, "--log-level", "info", "--log-format", "json", "worker", "--nats", url, "--concurrency", "1")
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("worker %d stderr:\n%s", cmd.Process.Pid, stderr.String())
+		}
+	})
+	return cmd
+}
+
+func killedBySIGKILL(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
+}
+
+// TestWorkerKilledMidShard: a worker process dies by SIGKILL while scoring
+// its first task. The task comes back after the ack wait, another worker
+// scores it, and the summary has the same bits.
+func TestWorkerKilledMidShard(t *testing.T) {
+	gold, run := genData(t, 1500, schema.FormatTREC, false)
+	want := reference(t, newJob(t, gold, run))
+	s := startServer(t)
+	q := connect(t, s, "coordinator")
+
+	doomed := workerProc(t, s.ClientURL(), "EVALGATE_TEST_FAULT=kill-during-score=1")
+	type result struct {
+		out *coordinator.Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := coordinator.RunDistributed(context.Background(), newJob(t, gold, run), q, small)
+		done <- result{out, err}
+	}()
+	if err := doomed.Wait(); !killedBySIGKILL(err) {
+		t.Fatalf("the doomed worker did not die by SIGKILL: %v", err)
+	}
+	workerProc(t, s.ClientURL()) // the survivor
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if got := comparable(t, r.out.Summary); got != want {
+		t.Fatalf("summary after a worker crash differs:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestDuplicateScoringCountedOnce: every result published twice (as a
+// duplicate publish or a redelivery produces) is counted once.
+func TestDuplicateScoringCountedOnce(t *testing.T) {
+	gold, run := genData(t, 1200, schema.FormatJSONL, true)
+	want := reference(t, newJob(t, gold, run))
+	s := startServer(t)
+	plan := &worker.FaultPlan{ScoreTwice: true}
+	startWorkers(t, s, 2, plan)
+	out, err := coordinator.RunDistributed(context.Background(), newJob(t, gold, run), connect(t, s, "coordinator"), small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Duplicates.Load() == 0 {
+		t.Fatal("no duplicate result was ever published: the test did not exercise the check")
+	}
+	if got := comparable(t, out.Summary); got != want {
+		t.Fatal("summary with duplicate results differs from score's")
+	}
+}
+
+// TestLateAckAfterRedelivery: workers stall after storing a result and ack
+// after the ack wait, so every task goes to another worker meanwhile, which
+// finds the stored result equal to its own. One task is slow, so the job is
+// still collecting when the duplicates happen. Each counts once.
+func TestLateAckAfterRedelivery(t *testing.T) {
+	gold, run := genData(t, 300, schema.FormatTREC, false)
+	want := reference(t, newJob(t, gold, run))
+	s := startServer(t)
+	plan := &worker.FaultPlan{StallAfterPublish: testTopology.AckWait + time.Second,
+		SlowTask: "000001-0000", SlowFor: 2*testTopology.AckWait + 2*time.Second}
+	startWorkers(t, s, 2, plan)
+	opts := small
+	opts.Shards, opts.PartBytes = 2, 1<<20 // two tasks, 000000-0000 and 000001-0000
+	out, err := coordinator.RunDistributed(context.Background(), newJob(t, gold, run), connect(t, s, "coordinator"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Duplicates.Load() == 0 {
+		t.Fatal("the task was not scored again after the ack wait: the test did not exercise a late ack")
+	}
+	if got := comparable(t, out.Summary); got != want {
+		t.Fatal("summary with a late ack differs from score's")
+	}
+}
+
+// TestDeterminismMismatchFailsJob: a second result that differs from the
+// stored one fails the job loudly.
+func TestDeterminismMismatchFailsJob(t *testing.T) {
+	gold, run := genData(t, 300, schema.FormatTREC, false)
+	s := startServer(t)
+	startWorkers(t, s, 1, &worker.FaultPlan{ScoreTwice: true, CorruptSecond: true})
+	_, err := coordinator.RunDistributed(context.Background(), newJob(t, gold, run), connect(t, s, "coordinator"), small)
+	if !errors.Is(err, coordinator.ErrTaskFailed) || !strings.Contains(err.Error(), "determinism check failed") {
+		t.Fatalf("err = %v, want a determinism failure", err)
+	}
+}
+
+// TestServerRestartMidJob restarts the JetStream server (file store) while
+// the job runs; clients reconnect and the job finishes with the same bits.
+func TestServerRestartMidJob(t *testing.T) {
+	gold, run := genData(t, 3000, schema.FormatJSONL, true)
+	want := reference(t, newJob(t, gold, run))
+	s := startServer(t)
+	startWorkers(t, s, 2, nil)
+	opts := small
+	var once sync.Once
+	restarted := false
+	opts.AfterPartial = func(n int) {
+		if n >= 3 {
+			once.Do(func() {
+				if err := s.Restart(); err != nil {
+					t.Errorf("restart: %v", err)
+				}
+				restarted = true
+			})
+		}
+	}
+	out, err := coordinator.RunDistributed(context.Background(), newJob(t, gold, run), connect(t, s, "coordinator"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !restarted {
+		t.Fatal("the server was never restarted")
+	}
+	if got := comparable(t, out.Summary); got != want {
+		t.Fatal("summary across a server restart differs from score's")
+	}
+}
+
+// TestCoordinatorKilledAndResumed kills the coordinator process (SIGKILL)
+// after a few results, then resumes the job from its id: results already
+// stored are reused, none is counted twice, the bits are the same.
+func TestCoordinatorKilledAndResumed(t *testing.T) {
+	gold, run := genData(t, 2000, schema.FormatTREC, false)
+	job := newJob(t, gold, run)
+	want := reference(t, job)
+	s := startServer(t)
+	startWorkers(t, s, 1, nil)
+	measures := strings.Join(metricNames(), ",")
+
+	first := exec.Command(evalgateBin, "run", "--nats", s.ClientURL(), "--workers", "0", "--gold", gold, "--run", run,
+		"-m", measures, "--shards", "7", "--part-bytes", "16384", "--progress", "off", "-f", "json")
+	first.Env = append(os.Environ(), "EVALGATE_TEST_COORDINATOR_CRASH_AFTER=3")
+	var firstErr bytes.Buffer
+	first.Stderr = &firstErr
+	if err := first.Run(); !killedBySIGKILL(err) {
+		t.Fatalf("the coordinator did not die by SIGKILL: %v\n%s", err, firstErr.String())
+	}
+	q := connect(t, s, "status")
+	jobs, err := q.ListManifests(context.Background())
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("jobs after the crash: %v, %v", jobs, err)
+	}
+	id := jobs[0].Job
+
+	var out, errb bytes.Buffer
+	resume := exec.Command(evalgateBin, "run", "--nats", s.ClientURL(), "--workers", "0", "--resume", id, "--progress", "off", "-f", "json")
+	resume.Stdout, resume.Stderr = &out, &errb
+	if err := resume.Run(); err != nil {
+		t.Fatalf("resume: %v\n%s", err, errb.String())
+	}
+	s2, err := summaryFrom(out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := comparable(t, s2); got != want {
+		t.Fatalf("resumed summary differs:\n%s\nwant\n%s", got, want)
+	}
+	counts, err := q.Counts(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := q.GetManifest(context.Background(), id)
+	if counts.Done != m.Tasks || m.State != coordinator.StateDone {
+		t.Fatalf("job %s: %d results for %d tasks, state %s", id, counts.Done, m.Tasks, m.State)
+	}
+}
+
+// TestPoisonTaskFailsJob: a task on which every attempt fails makes the
+// job fail after MaxDeliver attempts, naming the task and the error.
+func TestPoisonTaskFailsJob(t *testing.T) {
+	gold, run := genData(t, 1000, schema.FormatTREC, false)
+	s := startServer(t)
+	startWorkers(t, s, 2, &worker.FaultPlan{FailTask: "000003-0000", FailReason: "model server returned 500"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := coordinator.RunDistributed(ctx, newJob(t, gold, run), connect(t, s, "coordinator"), small)
+	if !errors.Is(err, coordinator.ErrTaskFailed) {
+		t.Fatalf("err = %v, want ErrTaskFailed", err)
+	}
+	for _, frag := range []string{"000003-0000", "shard 000003", "model server returned 500", "3 deliveries"} {
+		if !strings.Contains(err.Error(), frag) {
+			t.Errorf("error %q does not mention %q", err, frag)
+		}
+	}
+}
+
+// TestNoWorkersWaitsThenTimesOut: a coordinator without workers says it is
+// waiting for them and honours --timeout.
+func TestNoWorkersWaitsThenTimesOut(t *testing.T) {
+	gold, run := genData(t, 100, schema.FormatTREC, false)
+	s := startServer(t)
+	connect(t, s, "setup")
+	cmd := exec.Command(evalgateBin, "run", "--nats", s.ClientURL(), "--workers", "0", "--gold", gold, "--run", run,
+		"--timeout", "5s", "--progress", "off")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Fatalf("exit: %v, want code 3\n%s", err, errb.String())
+	}
+	for _, frag := range []string{"waiting for workers", "timed out after 5s"} {
+		if !strings.Contains(errb.String(), frag) {
+			t.Errorf("stderr lacks %q:\n%s", frag, errb.String())
+		}
+	}
+}
+
+// TestUnauthenticatedClientRefused: a server that requires credentials
+// refuses clients without them (or with wrong ones) at once, with a clear
+// error. (In-process connections, which only evalgate's own commands make
+// with the credentials they configured, report the same error but only
+// after the server's 10s write deadline; see jsq.connectError.)
+func TestUnauthenticatedClientRefused(t *testing.T) {
+	srv, err := embedded.Start(embedded.Options{StoreDir: t.TempDir(), Listen: "127.0.0.1:-1",
+		User: "evalgate", Password: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	ctx := context.Background()
+	for name, o := range map[string]jsq.Options{
+		"tcp, no credentials":        {URL: srv.ClientURL()},
+		"tcp, wrong password":        {URL: srv.ClientURL(), User: "evalgate", Password: "guess"},
+		"in-process, no credentials": {InProcess: srv},
+	} {
+		c, err := jsq.Connect(ctx, o)
+		if err == nil {
+			c.Close()
+			t.Errorf("%s: connected", name)
+			continue
+		}
+		if !errors.Is(err, jsq.ErrUnauthorized) {
+			t.Errorf("%s: %v, want ErrUnauthorized", name, err)
+		}
+	}
+	c, err := jsq.Connect(ctx, jsq.Options{URL: srv.ClientURL(), User: "evalgate", Password: "s3cret"})
+	if err != nil {
+		t.Fatalf("right credentials: %v", err)
+	}
+	c.Close()
+}
+
+// TestLargeTasksGoThroughObjectStore: with a small max payload, tasks
+// travel in the object store (digest checked by the worker), same bits.
+func TestLargeTasksGoThroughObjectStore(t *testing.T) {
+	gold, run := genData(t, 1500, schema.FormatTREC, false)
+	want := reference(t, newJob(t, gold, run))
+	srv, err := embedded.Start(embedded.Options{StoreDir: t.TempDir(), Listen: "127.0.0.1:-1", MaxPayload: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	startWorkers(t, srv, 2, nil)
+	q := connect(t, srv, "coordinator")
+	if q.MaxPayload() != 64<<10 {
+		t.Fatalf("max payload %d", q.MaxPayload())
+	}
+	out, err := coordinator.RunDistributed(context.Background(), newJob(t, gold, run), q,
+		coordinator.DistOptions{Shards: 3, PartBytes: 512 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := comparable(t, out.Summary); got != want {
+		t.Fatal("summary through the object store differs from score's")
+	}
+}
