@@ -9,7 +9,7 @@
 GO          ?= go
 BIN         := bin/evalgate
 STATICCHECK ?= $(shell $(GO) env GOPATH)/bin/staticcheck
-FUZZTIME    ?= 5s
+FUZZTIME    ?= 20000x
 DEMO_QUERIES ?= 20000
 
 .PHONY: build demo test unit fuzz bench lint docker-test docker-image tools clean
@@ -27,7 +27,7 @@ unit:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
 
-# Every fuzz target of the module, briefly (FUZZTIME each).
+# Every fuzz target of the module, briefly (FUZZTIME executions each).
 fuzz:
 	FUZZTIME=$(FUZZTIME) GO=$(GO) ./scripts/fuzz.sh
 
