@@ -14,9 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/evalgate/evalgate/coordinator"
-	"github.com/evalgate/evalgate/ingest"
-	"github.com/evalgate/evalgate/metric"
 	"github.com/evalgate/evalgate/schema"
 	"github.com/evalgate/evalgate/summary"
 	"github.com/evalgate/evalgate/synth"
@@ -91,14 +88,19 @@ func TestClusterSameBitsAndNodeLoss(t *testing.T) {
 	if err := synth.Write(context.Background(), synth.Options{Queries: 60000, Depth: 100, Seed: 3, Format: schema.FormatJSONL, Tags: true}, gold, run); err != nil {
 		t.Fatal(err)
 	}
-	measures := []string{"R@5,R@10,P@5,RR,nDCG@10,AP,Success@5,Judged@10,NumQ,NumRel,NumRet"}
-	ms, _ := metric.ParseList(measures)
-	ref, err := coordinator.Score(context.Background(), coordinator.Job{
-		Gold: coordinator.Input{Path: gold}, Run: coordinator.Input{Path: run},
-		Metric: metric.Config{Measures: ms, RelLevel: 1}, Ingest: ingest.Config{RelLevel: 1},
-	})
+	// The reference is single-process scoring by the same binary, with
+	// the same flags: what a user would compare the cluster against.
+	measures := "R@5,R@10,P@5,RR,nDCG@10,AP,Success@5,Judged@10,NumQ,NumRel,NumRet"
+	var refOut, refErr bytes.Buffer
+	score := exec.Command(filepath.Join(root, "bin", "evalgate-linux"), "score", "--gold", gold, "--run", run,
+		"-m", measures, "-f", "json")
+	score.Stdout, score.Stderr = &refOut, &refErr
+	if err := score.Run(); err != nil {
+		t.Fatalf("evalgate score: %v\n%s", err, refErr.String())
+	}
+	ref, err := summary.ReadJSON(&refOut)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("evalgate score output: %v", err)
 	}
 
 	// One task of every job is slow, so a job stays open while the test
@@ -118,7 +120,7 @@ func TestClusterSameBitsAndNodeLoss(t *testing.T) {
 
 	job := func(extra ...string) *exec.Cmd {
 		args := append([]string{"run", "--rm", "-T", "coordinator", "run", "--gold", "/data/gold.jsonl", "--run", "/data/run.jsonl",
-			"-m", measures[0], "--replicas", "3", "--shards", "16", "--part-bytes", "262144", "--progress", "off",
+			"-m", measures, "--replicas", "3", "--shards", "16", "--part-bytes", "262144", "--progress", "off",
 			"--timeout", "5m", "-f", "json"}, extra...)
 		return c.cmd(args...)
 	}
@@ -136,7 +138,7 @@ func TestClusterSameBitsAndNodeLoss(t *testing.T) {
 	}
 
 	// 1. A healthy cluster gives the single-process bits.
-	sameResults(t, runJob(job()), ref.Summary)
+	sameResults(t, runJob(job()), ref)
 
 	// 2. Kill a JetStream node and a worker while a job runs.
 	cmd := job()
@@ -161,5 +163,5 @@ func TestClusterSameBitsAndNodeLoss(t *testing.T) {
 	if err != nil {
 		t.Fatalf("coordinator output: %v\n%s", err, errb.String())
 	}
-	sameResults(t, s, ref.Summary)
+	sameResults(t, s, ref)
 }
