@@ -3,6 +3,7 @@ package gate
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -151,8 +152,10 @@ func parseGate(n *yaml.Node, bad func(int, string, string, ...any)) (Gate, bool)
 		seen[k.Value] = true
 		num := func() (float64, bool) {
 			x, err := strconv.ParseFloat(v.Value, 64)
-			if err != nil || v.Kind != yaml.ScalarNode {
-				bad(v.Line, k.Value, "want a number, got %q", v.Value)
+			if err != nil || v.Kind != yaml.ScalarNode || math.IsNaN(x) || math.IsInf(x, 0) {
+				// ParseFloat accepts "NaN" and "Inf"; every comparison
+				// with NaN is false, so it would switch the gate off.
+				bad(v.Line, k.Value, "want a finite number, got %q", v.Value)
 				return 0, false
 			}
 			return x, true

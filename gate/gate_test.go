@@ -207,7 +207,11 @@ func TestCriteriaErrors(t *testing.T) {
 		"bad tag":            {"gates:\n  - name: retrieval_mrr\n    threshold: 0.5\n    tag: legal\n", "want name=value", 4},
 		"not yaml":           {"gates: [\n", "invalid YAML", 1},
 		"empty":              {"", "empty criteria", 1},
-		"number as text":     {"gates:\n  - name: retrieval_mrr\n    threshold: high\n", "want a number", 3},
+		"number as text":     {"gates:\n  - name: retrieval_mrr\n    threshold: high\n", "want a finite number", 3},
+		"NaN threshold":      {"gates:\n  - name: retrieval_mrr\n    threshold: NaN\n", "want a finite number", 3},
+		"NaN regression":     {"gates:\n  - name: retrieval_mrr\n    regression_max: nan\n", "want a finite number", 3},
+		"Inf threshold":      {"gates:\n  - name: retrieval_mrr\n    threshold: .inf\n", "want a finite number", 3},
+		"NaN alpha":          {"gates:\n  - name: retrieval_mrr\n    threshold: 0.5\n    alpha: NaN\n", "want a finite number", 4},
 		"min_queries no tag": {"gates:\n  - name: retrieval_mrr\n    threshold: 0.5\n    min_queries: 5\n", "applies to gates with a tag", 2},
 	} {
 		_, err := ParseCriteria("criteria.yaml", []byte(c.yaml))
