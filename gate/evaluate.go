@@ -86,7 +86,13 @@ func pickBaseline(s *summary.Summary, o Options, notes *[]string) (*baselineSour
 
 // Evaluate gates a summary. The verdict is fail if an error gate fails,
 // warn if only warning gates fail, pass otherwise; ExitCode is 1 for fail
-// and 0 otherwise.
+// and 0 otherwise. A gate whose regression limit could not be checked (no
+// baseline, or a baseline without the gate's measure or tag) says so in
+// its reasons, whatever its status; with RequireBaseline it is an error.
+//
+// Every error Evaluate returns is a problem with the criteria, the
+// summaries or the options given, never with the machine: callers report
+// it as bad input.
 func Evaluate(c *Criteria, s *summary.Summary, o Options) (*summary.Gate, error) {
 	out := &summary.Gate{Criteria: c.File, Gates: []summary.GateResult{}}
 	base, err := pickBaseline(s, o, &out.Notes)
@@ -103,6 +109,9 @@ func Evaluate(c *Criteria, s *summary.Summary, o Options) (*summary.Gate, error)
 		r, err := evaluateGate(g, s, base)
 		if err != nil {
 			return nil, err
+		}
+		if o.RequireBaseline && regressionUnchecked(g, r) {
+			return nil, fmt.Errorf("%w: gate %q: regression %s", ErrNoBaseline, g.Name, r.Regression)
 		}
 		out.Gates = append(out.Gates, r)
 	}
@@ -134,8 +143,10 @@ func evaluateGate(g Gate, s *summary.Summary, base *baselineSource) (summary.Gat
 		r.Queries = s.Counts.ScoredQueries
 	} else {
 		value, r.Queries, ok = s.GroupValue(g.Tag, name)
-		if !ok && r.Queries == 0 {
-			r.Queries, ok = 0, true // no query has the tag
+		if !ok && !s.HasGroup(g.Tag) {
+			// A gate on a group no query belongs to is almost always a
+			// typo; passing it would switch the gate off.
+			return r, fmt.Errorf("gate %q: no query has the tag %s%s", g.Name, g.Tag, knownTagValues(s, g.Tag))
 		}
 	}
 	if !ok {
@@ -195,6 +206,9 @@ func evaluateGate(g Gate, s *summary.Summary, base *baselineSource) (summary.Gat
 		}
 	}
 	r.Reasons = append(failures, r.Reasons...)
+	if regressionUnchecked(g, r) {
+		r.Reasons = append(r.Reasons, "regression "+r.Regression)
+	}
 	switch {
 	case len(failures) == 0:
 		r.Status = StatusPass
@@ -204,6 +218,28 @@ func evaluateGate(g Gate, s *summary.Summary, base *baselineSource) (summary.Gat
 		r.Status = StatusWarn
 	}
 	return r, nil
+}
+
+// regressionUnchecked reports whether the gate has a regression limit
+// that could not be checked for want of a baseline value.
+func regressionUnchecked(g Gate, r summary.GateResult) bool {
+	return g.RegressionMax != nil && r.Status != StatusNotEnoughQuery && strings.HasPrefix(r.Regression, "not checked")
+}
+
+// knownTagValues lists the values the summary has for the tag's name, for
+// an error message.
+func knownTagValues(s *summary.Summary, tag string) string {
+	name, _, _ := strings.Cut(tag, "=")
+	var vals []string
+	for _, grp := range s.Groups {
+		if grp.Tag == name {
+			vals = append(vals, grp.Value)
+		}
+	}
+	if len(vals) == 0 {
+		return fmt.Sprintf(" (no query has a tag %q)", name)
+	}
+	return fmt.Sprintf(" (values of %s: %s)", name, strings.Join(vals, ", "))
 }
 
 func tagSuffix(tag string) string {
@@ -305,10 +341,10 @@ func headline(g *summary.Gate) string {
 		if n := count(StatusFail) - 1; n > 0 {
 			more = fmt.Sprintf(" (and %d more blocking %s)", n, plural(n, "gate", "gates"))
 		}
-		return "❌ Blocked: " + r.Reasons[0] + more + "."
+		return "❌ Blocked: " + r.Reasons[0] + more + "." + uncheckedNote(g)
 	case VerdictWarn:
 		r := first(StatusWarn)
-		return "⚠️ Passes with warnings: " + r.Reasons[0] + "."
+		return "⚠️ Passes with warnings: " + r.Reasons[0] + "." + uncheckedNote(g)
 	}
 	n := count(StatusPass)
 	s := fmt.Sprintf("✅ All %d %s pass", n, plural(n, "gate", "gates"))
@@ -324,7 +360,26 @@ func headline(g *summary.Gate) string {
 			break
 		}
 	}
-	return s + "."
+	return s + "." + uncheckedNote(g)
+}
+
+// uncheckedNote is the headline's note on regression limits that were not
+// checked, so that no reader takes a pass for a checked one.
+func uncheckedNote(g *summary.Gate) string {
+	n, noBaseline := 0, true
+	for _, r := range g.Gates {
+		if r.RegressionMax != nil && r.Status != StatusNotEnoughQuery && strings.HasPrefix(r.Regression, "not checked") {
+			n++
+			noBaseline = noBaseline && r.Regression == RegressionNoBaseline
+		}
+	}
+	switch {
+	case n == 0:
+		return ""
+	case noBaseline:
+		return " Regression limits not checked: no baseline."
+	}
+	return fmt.Sprintf(" Regression limit not checked for %d %s: the baseline lacks the value.", n, plural(n, "gate", "gates"))
 }
 
 func plural(n int, one, many string) string {

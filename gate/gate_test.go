@@ -3,6 +3,7 @@ package gate
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,7 +62,8 @@ func TestSeedCriteriaVerdicts(t *testing.T) {
 			"❌ Blocked: retrieval recall@5 dropped from 90.0% to 86.0% (−4.0 points, more than the 3.0 points allowed).",
 			[]string{RegressionRegressed, RegressionOK}},
 		{"no baseline", sum(0.874, 0.70, "g"), nil, VerdictPass, 0,
-			"✅ All 2 gates pass: retrieval recall@5 87.4%.", []string{RegressionNoBaseline, RegressionNoBaseline}},
+			"✅ All 2 gates pass: retrieval recall@5 87.4%. Regression limits not checked: no baseline.",
+			[]string{RegressionNoBaseline, RegressionNoBaseline}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v, err := Evaluate(c, tc.run, Options{Baseline: tc.base})
@@ -94,9 +96,7 @@ func TestSeedCriteriaVerdicts(t *testing.T) {
 			if !strings.HasPrefix(cb.String(), "### evalgate: "+strings.ToUpper(tc.verdict)+"\n\n"+v.Headline) {
 				t.Fatalf("comment:\n%s", cb.String())
 			}
-			if tc.base == nil && !strings.Contains(cb.String(), "not checked: no baseline") {
-				t.Fatalf("comment does not say the regression was not checked:\n%s", cb.String())
-			}
+
 			if err := WriteJUnit(&jb, v); err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +113,68 @@ func TestSeedCriteriaVerdicts(t *testing.T) {
 			if !strings.Contains(hb.String(), `class="verdict `+tc.verdict+`"`) {
 				t.Fatalf("html verdict class missing")
 			}
+			// Without a baseline, every output says so: never a silent pass.
+			if tc.base == nil {
+				var js bytes.Buffer
+				if err := tc.run.WriteJSON(&js); err != nil {
+					t.Fatal(err)
+				}
+				for what, out := range map[string]string{"table": tb.String(), "comment": cb.String(), "junit": jb.String(),
+					"html": hb.String(), "json": js.String()} {
+					if strings.Count(out, "not checked: no baseline") < 2 {
+						t.Errorf("%s does not say, for each gate, that the regression was not checked:\n%s", what, out)
+					}
+				}
+			}
 		})
+	}
+}
+
+// A baseline that lacks a gated value leaves the regression limit
+// unchecked: every output says so, the headline too, and
+// --require-baseline refuses it.
+func TestBaselineWithoutTheMeasure(t *testing.T) {
+	c := seed(t)
+	base := sum(0.870, 0.71, "g")
+	base.Measures = base.Measures[1:] // RR only: no R@5
+	run := sum(0.874, 0.70, "g")
+	v, err := Evaluate(c, run, Options{Baseline: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := v.Gates[0]
+	if r.Status != StatusPass || !strings.HasPrefix(r.Regression, "not checked: ") ||
+		!slices.Contains(r.Reasons, "regression not checked: the saved summary of run.jsonl has no R@5") {
+		t.Fatalf("gate %+v", r)
+	}
+	if !strings.HasSuffix(v.Headline, "Regression limit not checked for 1 gate: the baseline lacks the value.") {
+		t.Fatalf("headline %q", v.Headline)
+	}
+	run.Gate = v
+	var tb, cb, hb bytes.Buffer
+	_ = WriteTable(&tb, v)
+	_ = WriteComment(&cb, run)
+	_ = WriteHTML(&hb, Report{Summary: run})
+	for what, out := range map[string]string{"table": tb.String(), "comment": cb.String(), "html": hb.String()} {
+		if !strings.Contains(out, "regression not checked: the saved summary of run.jsonl has no R@5") {
+			t.Errorf("%s hides the unchecked regression:\n%s", what, out)
+		}
+	}
+	if _, err := Evaluate(c, run, Options{Baseline: base, RequireBaseline: true}); !errors.Is(err, ErrNoBaseline) ||
+		!strings.Contains(err.Error(), `gate "retrieval_recall_at_5": regression not checked`) {
+		t.Fatalf("--require-baseline accepted a baseline without R@5: %v", err)
+	}
+}
+
+// A gate on a tag no query has is a configuration error, not a pass.
+func TestGateOnUnknownTag(t *testing.T) {
+	c, err := ParseCriteria("c.yaml", []byte("gates:\n  - name: legal\n    metric: R@5\n    tag: category=legall\n    threshold: 0.9\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Evaluate(c, sum(0.5, 0.5, "g"), Options{})
+	if err == nil || !strings.Contains(err.Error(), `gate "legal": no query has the tag category=legall (values of category: legal, policy)`) {
+		t.Fatalf("got %v", err)
 	}
 }
 

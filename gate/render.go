@@ -68,13 +68,8 @@ func WriteTable(w io.Writer, g *summary.Gate) error {
 	}
 	tw.Flush()
 	for _, r := range g.Gates {
-		if r.Status != StatusPass || r.Regression == RegressionNoBaseline {
-			for _, why := range r.Reasons {
-				fmt.Fprintf(&b, "  %s: %s\n", r.Name, why)
-			}
-			if r.Regression != RegressionOK && r.Regression != RegressionRegressed && len(r.Reasons) == 0 {
-				fmt.Fprintf(&b, "  %s: regression %s\n", r.Name, r.Regression)
-			}
+		for _, why := range r.Reasons {
+			fmt.Fprintf(&b, "  %s: %s\n", r.Name, why)
 		}
 	}
 	for _, n := range g.Notes {
@@ -142,16 +137,8 @@ func WriteComment(w io.Writer, s *summary.Summary) error {
 	}
 	var reasons []string
 	for _, r := range g.Gates {
-		if r.Status != StatusPass {
-			for _, why := range r.Reasons {
-				reasons = append(reasons, fmt.Sprintf("- **%s** (%s): %s", mdEscape(r.Name), r.Severity, mdEscape(why)))
-			}
-		}
-	}
-	for _, r := range g.Gates {
-		if r.Regression == RegressionNoBaseline {
-			reasons = append(reasons, "- Regression limits **not checked: no baseline**.")
-			break
+		for _, why := range r.Reasons {
+			reasons = append(reasons, fmt.Sprintf("- **%s** (%s): %s", mdEscape(r.Name), r.Severity, mdEscape(why)))
 		}
 	}
 	if len(reasons) > 0 {

@@ -300,6 +300,18 @@ func (s *Summary) GroupValue(tag, name string) (float64, int64, bool) {
 	return groupValue(s.Groups, tag, name)
 }
 
+// HasGroup reports whether some query of the summary has the tag
+// ("name=value").
+func (s *Summary) HasGroup(tag string) bool {
+	k, v, _ := strings.Cut(tag, "=")
+	for _, g := range s.Groups {
+		if g.Tag == k && g.Value == v {
+			return true
+		}
+	}
+	return false
+}
+
 func groupValue(groups []Group, tag, name string) (float64, int64, bool) {
 	k, v, _ := strings.Cut(tag, "=")
 	for _, g := range groups {
