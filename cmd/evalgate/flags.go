@@ -12,7 +12,6 @@ import (
 	"github.com/evalgate/evalgate/coordinator"
 	"github.com/evalgate/evalgate/gate"
 	"github.com/evalgate/evalgate/ingest"
-	"github.com/evalgate/evalgate/internal/atomicfile"
 	"github.com/evalgate/evalgate/metric"
 	"github.com/evalgate/evalgate/perquery"
 	"github.com/evalgate/evalgate/schema"
@@ -170,9 +169,10 @@ func (o *outputs) perQueryFactory(measures []metric.Measure) func() (perquery.Wr
 	}
 }
 
-// write renders the summary in the chosen format to stdout or --output,
-// and the JSON summary to --summary-out.
-func (o *outputs) write(s *summary.Summary, stdout io.Writer) error {
+// render renders the summary in the chosen format (for stdout, or for
+// --output, which it adds to files) and the JSON summary for
+// --summary-out.
+func (o *outputs) render(s *summary.Summary, files *fileSet) ([]byte, error) {
 	var b bytes.Buffer
 	var err error
 	switch o.format {
@@ -189,20 +189,41 @@ func (o *outputs) write(s *summary.Summary, stdout io.Writer) error {
 		}
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if o.summaryOut != "" {
 		var j bytes.Buffer
 		if err := s.WriteJSON(&j); err != nil {
-			return err
+			return nil, err
 		}
-		if err := atomicfile.WriteFile(o.summaryOut, j.Bytes()); err != nil {
-			return err
-		}
+		files.add(o.summaryOut, j.Bytes())
 	}
 	if o.output != "" {
-		return atomicfile.WriteFile(o.output, b.Bytes())
+		files.add(o.output, b.Bytes())
+		return nil, nil
 	}
-	_, err = stdout.Write(b.Bytes())
+	return b.Bytes(), nil
+}
+
+// print writes the rendered output to stdout. trec_eval-style lines carry
+// no warnings or verdict, so with --format trec those go to stderr: what
+// the table and JSON show is never dropped.
+func (o *outputs) print(s *summary.Summary, rendered []byte, stdout, stderr io.Writer) error {
+	if _, err := stdout.Write(rendered); err != nil {
+		return err
+	}
+	if o.format != "trec" {
+		return nil
+	}
+	var b bytes.Buffer
+	for _, w := range s.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", w)
+	}
+	if s.Gate != nil {
+		if err := gate.WriteTable(&b, s.Gate); err != nil {
+			return err
+		}
+	}
+	_, err := stderr.Write(b.Bytes())
 	return err
 }

@@ -201,8 +201,12 @@ func historyCommand() *cli.Command {
 				return err
 			}
 			if p := c.String("html"); p != "" && len(history) > 0 {
+				var files fileSet
 				g := &gating{html: p, criteria: cr}
-				if err := g.writeReports(c.Context, c, history[len(history)-1]); err != nil {
+				if err := g.renderReports(history[len(history)-1], history, &files); err != nil {
+					return err
+				}
+				if err := files.write(); err != nil {
 					return err
 				}
 			}

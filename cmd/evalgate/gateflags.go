@@ -160,10 +160,7 @@ func (g *gating) apply(s *summary.Summary) error {
 	}
 	v, err := gate.Evaluate(g.criteria, s, g.opts)
 	if err != nil {
-		if errors.Is(err, gate.ErrGoldChanged) || errors.Is(err, gate.ErrNoBaseline) {
-			return usageError{err}
-		}
-		return err
+		return usageError{err} // every gating error is in the criteria, summaries or flags
 	}
 	s.Gate = v
 	return nil
@@ -184,24 +181,25 @@ func (g *gating) historyStore(ctx context.Context, c *cli.Context) (gate.History
 	return gate.DirHistory{Dir: g.history}, func() {}, nil
 }
 
-// writeReports writes the report files and the history entry. Everything
-// is rendered first, then written, each file atomically.
-func (g *gating) writeReports(ctx context.Context, c *cli.Context, s *summary.Summary) error {
-	hist, done, err := g.historyStore(ctx, c)
+// historyWith loads the history and adds s as its latest entry (in
+// place of an earlier recording of the same evaluation), for the reports'
+// trend lines. s is recorded only once every output is written.
+func historyWith(ctx context.Context, hist gate.HistoryStore, s *summary.Summary) ([]*summary.Summary, error) {
+	if hist == nil {
+		return nil, nil
+	}
+	history, err := gate.Load(ctx, hist)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer done()
-	var history []*summary.Summary
-	if hist != nil {
-		if err := gate.Record(ctx, hist, s); err != nil {
-			return err
-		}
-		if history, err = gate.Load(ctx, hist); err != nil {
-			return err
-		}
-	}
-	files := map[string][]byte{}
+	name := gate.EntryName(s)
+	history = slices.DeleteFunc(history, func(h *summary.Summary) bool { return gate.EntryName(h) == name })
+	return append(history, s), nil
+}
+
+// renderReports renders the report files the flags ask for into files.
+// history (oldest first, s last) gives report.html its trend lines.
+func (g *gating) renderReports(s *summary.Summary, history []*summary.Summary, files *fileSet) error {
 	render := func(path string, fn func(w io.Writer) error) error {
 		if path == "" {
 			return nil
@@ -210,7 +208,7 @@ func (g *gating) writeReports(ctx context.Context, c *cli.Context, s *summary.Su
 		if err := fn(&b); err != nil {
 			return err
 		}
-		files[path] = b.Bytes()
+		files.add(path, b.Bytes())
 		return nil
 	}
 	comment := func(w io.Writer) error { return gate.WriteComment(w, s) }
@@ -219,9 +217,7 @@ func (g *gating) writeReports(ctx context.Context, c *cli.Context, s *summary.Su
 	}
 	junit := func(w io.Writer) error { return gate.WriteJUnit(w, s.Gate) }
 	if g.report != "" {
-		if err := os.MkdirAll(g.report, 0o755); err != nil {
-			return fmt.Errorf("create report directory: %w", err)
-		}
+		files.dirs = append(files.dirs, g.report)
 		if err := render(filepath.Join(g.report, "summary.json"), s.WriteJSON); err != nil {
 			return err
 		}
@@ -248,17 +244,49 @@ func (g *gating) writeReports(ctx context.Context, c *cli.Context, s *summary.Su
 			return err
 		}
 	}
-	for path, data := range files {
-		if err := atomicfile.WriteFile(path, data); err != nil {
-			return err
+	return nil
+}
+
+// stepSummary appends the pull-request comment to $GITHUB_STEP_SUMMARY
+// when set (GitHub Actions).
+func stepSummary(s *summary.Summary) error {
+	if s.Gate == nil || os.Getenv("GITHUB_STEP_SUMMARY") == "" {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := gate.WriteComment(&b, s); err != nil {
+		return err
+	}
+	return gate.AppendStepSummary(b.Bytes())
+}
+
+// fileSet collects rendered output files, to write them only once every
+// one of them rendered.
+type fileSet struct {
+	paths []string
+	data  map[string][]byte
+	dirs  []string // directories to create first
+}
+
+func (f *fileSet) add(path string, data []byte) {
+	if f.data == nil {
+		f.data = map[string][]byte{}
+	}
+	if _, dup := f.data[path]; !dup {
+		f.paths = append(f.paths, path)
+	}
+	f.data[path] = data
+}
+
+// write writes every file atomically, in the order they were added.
+func (f *fileSet) write() error {
+	for _, d := range f.dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("create report directory: %w", err)
 		}
 	}
-	if s.Gate != nil && os.Getenv("GITHUB_STEP_SUMMARY") != "" {
-		var b bytes.Buffer
-		if err := gate.WriteComment(&b, s); err != nil {
-			return err
-		}
-		if err := gate.AppendStepSummary(b.Bytes()); err != nil {
+	for _, p := range f.paths {
+		if err := atomicfile.WriteFile(p, f.data[p]); err != nil {
 			return err
 		}
 	}

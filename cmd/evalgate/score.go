@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/evalgate/evalgate/coordinator"
+	"github.com/evalgate/evalgate/gate"
 	"github.com/evalgate/evalgate/summary"
 )
 
@@ -47,17 +48,43 @@ func scoreCommand() *cli.Command {
 	}
 }
 
-// finish gates the summary, prints it, writes the reports and returns the
-// verdict's exit: the printed verdict and the exit code come from the same
-// value.
+// finish gates the summary, renders every output, writes the files,
+// records the history and then prints: a verdict is printed only once
+// everything it refers to exists, and the printed verdict and the exit
+// code come from the same value.
 func finish(c *cli.Context, g *gating, out *outputs, s *summary.Summary) error {
 	if err := g.apply(s); err != nil {
 		return err
 	}
-	if err := out.write(s, c.App.Writer); err != nil {
+	var files fileSet
+	printed, err := out.render(s, &files)
+	if err != nil {
 		return err
 	}
-	if err := g.writeReports(c.Context, c, s); err != nil {
+	hist, done, err := g.historyStore(c.Context, c)
+	if err != nil {
+		return err
+	}
+	defer done()
+	history, err := historyWith(c.Context, hist, s)
+	if err != nil {
+		return err
+	}
+	if err := g.renderReports(s, history, &files); err != nil {
+		return err
+	}
+	if err := files.write(); err != nil {
+		return err
+	}
+	if hist != nil {
+		if err := gate.Record(c.Context, hist, s); err != nil {
+			return err
+		}
+	}
+	if err := stepSummary(s); err != nil {
+		return err
+	}
+	if err := out.print(s, printed, c.App.Writer, c.App.ErrWriter); err != nil {
 		return err
 	}
 	return verdict(s)
