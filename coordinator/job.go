@@ -240,7 +240,7 @@ func execution(mode string, workers, shards int, job string, start time.Time) su
 		Workers:        workers,
 		Shards:         shards,
 		Job:            job,
-		StartedAt:      start.UTC().Format(time.RFC3339),
+		StartedAt:      start.UTC().Format(time.RFC3339Nano),
 		ElapsedSeconds: time.Since(start).Seconds(),
 	}
 }

@@ -27,11 +27,18 @@ type HistoryStore interface {
 	List(ctx context.Context) ([][]byte, error)
 }
 
-// EntryName names a history entry: the time it is recorded (to the
-// nanosecond, so entries sort in the order they were made), then the job
-// or a digest.
+// EntryName names a history entry: the time the evaluation started (so
+// entries sort in the order the runs were made), then the job or a digest
+// of the run. The name depends only on the summary, so recording the same
+// evaluation again (re-gating it with evalgate gate) replaces its entry
+// instead of adding a second one. A summary without a start time is named
+// by the current time.
 func EntryName(s *summary.Summary) string {
-	t := time.Now().UTC()
+	t, err := time.Parse(time.RFC3339Nano, s.Execution.StartedAt)
+	if err != nil {
+		t = time.Now()
+	}
+	t = t.UTC()
 	id := s.Execution.Job
 	if id == "" {
 		id = strings.TrimPrefix(s.Inputs.Run.Digest, "xxh3-128-sum:")

@@ -186,3 +186,75 @@ func TestCompareAndHistory(t *testing.T) {
 		t.Fatalf("history: exit %d\n%s", code, out)
 	}
 }
+
+// A verdict is printed only once every output it refers to is written: a
+// report that cannot be written is an error (exit 3) and no verdict, never
+// "exit code 0" followed by a failure.
+func TestVerdictOnlyAfterReportsWritten(t *testing.T) {
+	dir := t.TempDir()
+	gold, criteria := writeGold(t, dir), write(t, dir, "criteria.yaml", seedCriteria)
+	run := writeRun(t, dir, "run.trec", 80, 8)
+	blocker := write(t, dir, "afile", "not a directory")
+	hist := filepath.Join(dir, "history")
+	code, out, errs := evalgate(t, "score", "--gold", gold, "--run", run, "--criteria", criteria,
+		"--report", filepath.Join(blocker, "sub"), "--history", hist)
+	if code != 3 || strings.Contains(out, "verdict:") || !strings.Contains(errs, "create report directory") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if _, err := os.Stat(hist); !os.IsNotExist(err) {
+		t.Fatalf("the history recorded a run whose reports failed: %v", err)
+	}
+}
+
+// trec_eval-style lines carry no warnings or verdict: with --format trec
+// they go to stderr, and the exit code matches the verdict printed there.
+func TestTRECFormatKeepsWarningsAndVerdict(t *testing.T) {
+	dir := t.TempDir()
+	gold, criteria := writeGold(t, dir), write(t, dir, "criteria.yaml", seedCriteria)
+	run := writeRun(t, dir, "run.trec", 70, 5)
+	// q100 is only in the run: a warning.
+	f, err := os.OpenFile(run, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(f, "q100 Q0 d 1 1 t")
+	f.Close()
+	code, out, errs := evalgate(t, "score", "--gold", gold, "--run", run, "--criteria", criteria, "-f", "trec")
+	if code != 1 || !strings.Contains(out, "recall_5") || strings.Contains(out, "verdict") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if !strings.Contains(errs, "warning: 1 query of the run is not in the gold set") || !strings.Contains(errs, "verdict: FAIL (exit code 1)") {
+		t.Fatalf("stderr lacks the warning or the verdict:\n%s", errs)
+	}
+}
+
+// Re-gating a recorded summary replaces its history entry; evalgate
+// history --html draws the trend lines of the whole history.
+func TestRegateKeepsOneHistoryEntry(t *testing.T) {
+	dir := t.TempDir()
+	gold, criteria := writeGold(t, dir), write(t, dir, "criteria.yaml", seedCriteria)
+	hist := filepath.Join(dir, "history")
+	var last string
+	for i, first := range []int{80, 84, 88} {
+		last = filepath.Join(dir, fmt.Sprintf("s%d.json", i))
+		run := writeRun(t, dir, fmt.Sprintf("r%d.trec", i), first, 5)
+		if code, _, errs := evalgate(t, "score", "--gold", gold, "--run", run, "--history", hist, "--summary-out", last); code != 0 {
+			t.Fatal(errs)
+		}
+	}
+	if code, _, errs := evalgate(t, "gate", "--summary", last, "--criteria", criteria, "--history", hist); code != 0 {
+		t.Fatal(errs)
+	}
+	ents, err := os.ReadDir(hist)
+	if err != nil || len(ents) != 3 {
+		t.Fatalf("history has %d entries after re-gating, want 3: %v", len(ents), err)
+	}
+	page := filepath.Join(dir, "trend.html")
+	if code, _, errs := evalgate(t, "history", "--history", hist, "--criteria", criteria, "--html", page); code != 0 {
+		t.Fatal(errs)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil || !strings.Contains(string(b), `id="trend-R-5"`) {
+		t.Fatalf("history --html has no trend line for R@5: %v", err)
+	}
+}
