@@ -256,28 +256,49 @@ func Warnings(cfg Config, st ingest.Stats) []string { return warnings(cfg, st) }
 
 func warnings(cfg Config, st ingest.Stats) []string {
 	w := []string{}
-	if st.NoRelevant > 0 {
-		w = append(w, fmt.Sprintf("%d gold queries have no relevant document (grade >= %d); they are scored and count as 0 (use --skip-no-relevant to leave them out)", st.NoRelevant, cfg.RelLevel))
+	if n := st.NoRelevant; n > 0 {
+		w = append(w, fmt.Sprintf("%s no relevant document (grade >= %d); %s scored and %s 0 on every relevance measure (use --skip-no-relevant to leave them out)",
+			plural(n, "gold query has", "gold queries have"), cfg.RelLevel, plural0(n, "it is", "they are"), plural0(n, "scores", "score")))
 	}
-	if st.NoRelevantSkipped > 0 {
-		w = append(w, fmt.Sprintf("%d gold queries without a relevant document (grade >= %d) were left out (--skip-no-relevant)", st.NoRelevantSkipped, cfg.RelLevel))
+	if n := st.NoRelevantSkipped; n > 0 {
+		w = append(w, fmt.Sprintf("%s without a relevant document (grade >= %d) %s left out (--skip-no-relevant)",
+			plural(n, "gold query", "gold queries"), cfg.RelLevel, plural0(n, "was", "were")))
 	}
-	if st.MissingScored > 0 {
-		w = append(w, fmt.Sprintf("%d gold queries are missing from the run; they count as 0 (use --only-run-queries to average over the queries in both files)", st.MissingScored))
+	if n := st.MissingScored; n > 0 {
+		w = append(w, fmt.Sprintf("%s missing from the run; %s 0 (use --only-run-queries to average over the queries in both files)",
+			plural(n, "gold query is", "gold queries are"), plural0(n, "it scores", "they score")))
 	}
 	if left := st.MissingFromRun - st.MissingScored; left > 0 && cfg.Averaging == "run-queries" {
-		w = append(w, fmt.Sprintf("%d gold queries are missing from the run and were left out (--only-run-queries)", left))
+		w = append(w, fmt.Sprintf("%s missing from the run and left out (--only-run-queries)", plural(left, "gold query is", "gold queries are")))
 	}
-	if st.RunOnlyQueries > 0 {
-		w = append(w, fmt.Sprintf("%d queries of the run are not in the gold set (e.g. %q); they are not scored", st.RunOnlyQueries, st.RunOnlyExample))
+	if n := st.RunOnlyQueries; n > 0 {
+		w = append(w, fmt.Sprintf("%s of the run %s not in the gold set (e.g. %q); %s not scored",
+			plural(n, "query", "queries"), plural0(n, "is", "are"), st.RunOnlyExample, plural0(n, "it is", "they are")))
 	}
 	if st.DuplicateDocs > 0 {
-		w = append(w, fmt.Sprintf("%d duplicate doc ids in %d queries of the run; the best-ranked occurrence was kept (trec_eval and --strict refuse such runs)", st.DuplicateDocs, st.QueriesWithDupes))
+		w = append(w, fmt.Sprintf("%s in %s of the run; the best-ranked occurrence was kept (trec_eval and --strict refuse such runs)",
+			plural(st.DuplicateDocs, "duplicate doc id", "duplicate doc ids"), plural(st.QueriesWithDupes, "query", "queries")))
 	}
-	if st.GoldDuplicates > 0 {
-		w = append(w, fmt.Sprintf("%d judgments are repeated identically in the gold set; each counts once", st.GoldDuplicates))
+	if n := st.GoldDuplicates; n > 0 {
+		w = append(w, fmt.Sprintf("%s repeated identically in the gold set; each counts once", plural(n, "judgment is", "judgments are")))
 	}
 	return w
+}
+
+// plural is "1 query" or "n queries".
+func plural[N int | int64](n N, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// plural0 is one or many, by n.
+func plural0[N int | int64](n N, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // Value returns the overall value of the named measure (canonical name).
