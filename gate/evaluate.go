@@ -56,6 +56,29 @@ type baselineSource struct {
 	group   func(tag, name string) (float64, int64, bool)
 	cmp     *summary.Comparison
 	what    string
+	curve   []float64 // the baseline's recall@k, k = 1…, if known
+}
+
+// reportBaseline is the baseline a summary is compared with: the baseline
+// run scored in the same job, else the saved summary given (--baseline);
+// nil for none.
+func reportBaseline(s, saved *summary.Summary) *baselineSource {
+	switch {
+	case s.Baseline != nil:
+		b := s.Baseline
+		src := &baselineSource{overall: b.Value, group: b.GroupValue, cmp: s.Comparison, what: "the baseline run " + b.Input.Path}
+		if s.RecallCurve != nil {
+			src.curve = s.RecallCurve.Baseline
+		}
+		return src
+	case saved != nil:
+		src := &baselineSource{overall: saved.Value, group: saved.GroupValue, what: "the saved summary of " + saved.Inputs.Run.Path}
+		if saved.RecallCurve != nil {
+			src.curve = saved.RecallCurve.Run
+		}
+		return src
+	}
+	return nil
 }
 
 func pickBaseline(s *summary.Summary, o Options, notes *[]string) (*baselineSource, error) {
@@ -63,9 +86,7 @@ func pickBaseline(s *summary.Summary, o Options, notes *[]string) (*baselineSour
 	case s.Baseline != nil && o.Baseline != nil:
 		return nil, errors.New("gate: two baselines: the baseline run scored in this job and a saved summary; give one")
 	case s.Baseline != nil:
-		b := s.Baseline
-		return &baselineSource{overall: b.Value, group: b.GroupValue, cmp: s.Comparison,
-			what: "the baseline run " + b.Input.Path}, nil
+		return reportBaseline(s, nil), nil
 	case o.Baseline != nil:
 		b := o.Baseline
 		if b.Inputs.Gold.Digest != s.Inputs.Gold.Digest {
@@ -79,7 +100,7 @@ func pickBaseline(s *summary.Summary, o Options, notes *[]string) (*baselineSour
 			*notes = append(*notes, fmt.Sprintf("The baseline was scored with other options (rel level %d, averaging %s, depth %d; now %d, %s, %d).",
 				b.Config.RelLevel, b.Config.Averaging, b.Config.Depth, s.Config.RelLevel, s.Config.Averaging, s.Config.Depth))
 		}
-		return &baselineSource{overall: b.Value, group: b.GroupValue, what: "the saved summary of " + b.Inputs.Run.Path}, nil
+		return reportBaseline(s, b), nil
 	}
 	return nil, nil
 }

@@ -90,7 +90,7 @@ func TestSeedCriteriaVerdicts(t *testing.T) {
 			if !strings.Contains(tb.String(), "verdict: "+strings.ToUpper(tc.verdict)+" (exit code ") {
 				t.Fatalf("table verdict line:\n%s", tb.String())
 			}
-			if err := WriteComment(&cb, tc.run); err != nil {
+			if err := WriteComment(&cb, Report{Summary: tc.run, Baseline: tc.base}); err != nil {
 				t.Fatal(err)
 			}
 			if !strings.HasPrefix(cb.String(), "### evalgate: "+strings.ToUpper(tc.verdict)+"\n\n"+v.Headline) {
@@ -107,7 +107,7 @@ func TestSeedCriteriaVerdicts(t *testing.T) {
 			if !strings.Contains(jb.String(), wantFailures) || strings.Count(jb.String(), "<testcase ") != 2 {
 				t.Fatalf("junit:\n%s", jb.String())
 			}
-			if err := WriteHTML(&hb, Report{Summary: tc.run}); err != nil {
+			if err := WriteHTML(&hb, Report{Summary: tc.run, Baseline: tc.base}); err != nil {
 				t.Fatal(err)
 			}
 			if !strings.Contains(hb.String(), `class="verdict `+tc.verdict+`"`) {
@@ -153,8 +153,8 @@ func TestBaselineWithoutTheMeasure(t *testing.T) {
 	run.Gate = v
 	var tb, cb, hb bytes.Buffer
 	_ = WriteTable(&tb, v)
-	_ = WriteComment(&cb, run)
-	_ = WriteHTML(&hb, Report{Summary: run})
+	_ = WriteComment(&cb, Report{Summary: run, Baseline: base})
+	_ = WriteHTML(&hb, Report{Summary: run, Baseline: base})
 	for what, out := range map[string]string{"table": tb.String(), "comment": cb.String(), "html": hb.String()} {
 		if !strings.Contains(out, "regression not checked: the saved summary of run.jsonl has no R@5") {
 			t.Errorf("%s hides the unchecked regression:\n%s", what, out)
@@ -338,5 +338,38 @@ func TestTrendsAndAlerts(t *testing.T) {
 	back, err := Load(t.Context(), dir)
 	if err != nil || len(back) != 5 || back[4].Measures[0].Value != 0.84 {
 		t.Fatalf("history round trip: %d entries, %v", len(back), err)
+	}
+}
+
+// A saved summary as baseline (--baseline) gives the reports what it
+// holds: the tag breakdown of the comment, the baseline bars per tag and
+// the baseline's recall curve.
+func TestSavedBaselineInReports(t *testing.T) {
+	c := seed(t)
+	run, base := sum(0.874, 0.70, "g"), sum(0.870, 0.71, "g")
+	base.Groups[1].Measures = []summary.Measure{{Name: "R@5", Value: 0.95, Kind: "mean"}} // policy moved most
+	run.RecallCurve = &summary.Curve{Run: []float64{0.5, 0.8, 0.9}}
+	base.RecallCurve = &summary.Curve{Run: []float64{0.4, 0.7, 0.85}}
+	v, err := Evaluate(c, run, Options{Baseline: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Gate = v
+	var cb, hb bytes.Buffer
+	if err := WriteComment(&cb, Report{Summary: run, Baseline: base}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(cb.String(), "| category=policy | 300 | 87.4% | 95.0% | −7.6 points |") {
+		t.Fatalf("comment has no tag breakdown against the saved baseline:\n%s", cb.String())
+	}
+	if err := WriteHTML(&hb, Report{Summary: run, Baseline: base}); err != nil {
+		t.Fatal(err)
+	}
+	h := hb.String()
+	if strings.Count(h, `class="bar-baseline"`) != 2 || !strings.Contains(h, "compared with the saved summary of run.jsonl") {
+		t.Fatalf("html lacks the baseline bars or says nothing of the baseline")
+	}
+	if i := strings.Index(h, `id="recall-curve"`); i < 0 || !strings.Contains(h[i:], colorBaseline) {
+		t.Fatalf("html recall curve lacks the baseline series")
 	}
 }

@@ -41,9 +41,13 @@ svg text{font-size:11px;fill:#57606a} svg .title{font-size:13px;fill:#1f2328}
 </style></head><body>
 `
 
-// Report holds what the HTML report shows.
+// Report holds what the reports show.
 type Report struct {
 	Summary *summary.Summary
+	// Baseline is the saved summary Summary was gated against
+	// (--baseline), if any; a baseline run scored in the same job is
+	// part of Summary.
+	Baseline *summary.Summary
 	// History, oldest first, ending with Summary (may be empty).
 	History  []*summary.Summary
 	Criteria *Criteria
@@ -52,6 +56,7 @@ type Report struct {
 // WriteHTML writes the self-contained report.
 func WriteHTML(w io.Writer, r Report) error {
 	s := r.Summary
+	base := reportBaseline(s, r.Baseline)
 	var b strings.Builder
 	title := "evalgate report"
 	if s.Gate != nil {
@@ -60,7 +65,7 @@ func WriteHTML(w io.Writer, r Report) error {
 	fmt.Fprintf(&b, htmlHead, html.EscapeString(title))
 	fmt.Fprintf(&b, "<h1>%s</h1>\n", html.EscapeString(title))
 	fmt.Fprintf(&b, "<p class=\"notes\">%d queries scored. Gold set <code>%s</code>, run <code>%s</code>%s.</p>\n",
-		s.Counts.ScoredQueries, html.EscapeString(s.Inputs.Gold.Path), html.EscapeString(s.Inputs.Run.Path), baselineNote(s))
+		s.Counts.ScoredQueries, html.EscapeString(s.Inputs.Gold.Path), html.EscapeString(s.Inputs.Run.Path), baselineNote(base))
 	if g := s.Gate; g != nil {
 		fmt.Fprintf(&b, "<p class=\"verdict %s\" id=\"verdict\">%s</p>\n", g.Verdict, html.EscapeString(plainHeadline(g.Headline)))
 		writeGateTable(&b, g)
@@ -68,17 +73,21 @@ func WriteHTML(w io.Writer, r Report) error {
 			fmt.Fprintf(&b, "<p class=\"notes\">%s</p>\n", html.EscapeString(n))
 		}
 	}
-	writeMeasureTable(&b, s)
+	writeMeasureTable(&b, s, base)
 	if len(s.Groups) > 0 {
 		m := primaryMeasure(s)
 		fmt.Fprintf(&b, "<h2>%s per tag</h2>\n", html.EscapeString(Humanize(m)))
-		b.WriteString(legend(s.Baseline != nil, false))
-		b.WriteString(tagChart(s, m))
+		b.WriteString(legend(base != nil, false))
+		b.WriteString(tagChart(s, base, m))
 	}
 	if c := s.RecallCurve; c != nil && len(c.Run) > 0 {
+		var bc []float64
+		if base != nil {
+			bc = base.curve[:min(len(base.curve), len(c.Run))]
+		}
 		fmt.Fprintf(&b, "<h2>Recall@k, k = 1…%d</h2>\n", len(c.Run))
-		b.WriteString(legend(len(c.Baseline) > 0, false))
-		b.WriteString(curveChart(c))
+		b.WriteString(legend(len(bc) > 0, false))
+		b.WriteString(curveChart(c.Run, bc))
 	}
 	if len(r.History) > 1 {
 		b.WriteString("<h2>Trend</h2>\n")
@@ -107,11 +116,11 @@ func WriteHTML(w io.Writer, r Report) error {
 	return err
 }
 
-func baselineNote(s *summary.Summary) string {
-	if s.Baseline != nil {
-		return ", baseline run <code>" + html.EscapeString(s.Baseline.Input.Path) + "</code>"
+func baselineNote(base *baselineSource) string {
+	if base == nil {
+		return ""
 	}
-	return ""
+	return ", compared with " + html.EscapeString(base.what)
 }
 
 func writeGateTable(b *strings.Builder, g *summary.Gate) {
@@ -133,16 +142,20 @@ func writeGateTable(b *strings.Builder, g *summary.Gate) {
 	}
 }
 
-func writeMeasureTable(b *strings.Builder, s *summary.Summary) {
+func writeMeasureTable(b *strings.Builder, s *summary.Summary, base *baselineSource) {
 	b.WriteString("<h2>All measures</h2>\n<table id=\"measures\"><tr><th>measure</th><th>value</th>")
-	if s.Baseline != nil {
+	if base != nil {
 		b.WriteString("<th>baseline</th><th>change</th><th>95% CI</th><th>p</th>")
 	}
 	b.WriteString("</tr>\n")
 	for _, m := range s.Measures {
 		fmt.Fprintf(b, "<tr><td>%s</td><td class=\"num\">%s</td>", html.EscapeString(m.Name), fmtValue(m))
-		if s.Baseline != nil {
-			bv, _ := s.Baseline.Value(m.Name)
+		if base != nil {
+			bv, found := base.overall(m.Name)
+			if !found {
+				b.WriteString("<td>–</td><td></td><td></td><td></td></tr>\n")
+				continue
+			}
 			ci, p := "–", "–"
 			if mc := s.Comparison.Measure(m.Name); mc != nil {
 				if mc.CILow != nil && mc.CIHigh != nil {
@@ -221,12 +234,12 @@ func legend(baseline, floor bool) string {
 }
 
 // tagChart draws horizontal bars of a measure per tag group (and the
-// baseline's, when scored in the same job).
-func tagChart(s *summary.Summary, m string) string {
+// baseline's, when there is one).
+func tagChart(s *summary.Summary, base *baselineSource, m string) string {
 	const left, width, barH, gap = 180, 560, 12, 10
 	groups := s.Groups
 	rowH := barH + gap
-	if s.Baseline != nil {
+	if base != nil {
 		rowH += barH
 	}
 	height := len(groups)*rowH + 40
@@ -246,8 +259,8 @@ func tagChart(s *summary.Summary, m string) string {
 		fmt.Fprintf(&b, `<rect class="bar-run" x="%d" y="%d" width="%.1f" height="%d" fill="%s"><title>%s: %s</title></rect>`+"\n",
 			left, y, float64(width)*clamp01(v), barH, colorRun, html.EscapeString(tag), pct(v))
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d">%s</text>`+"\n", float64(left)+float64(width)*clamp01(v)+4, y+barH-2, pct(v))
-		if s.Baseline != nil {
-			bv, _, _ := s.Baseline.GroupValue(tag, m)
+		if base != nil {
+			bv, _, _ := base.group(tag, m)
 			fmt.Fprintf(&b, `<rect class="bar-baseline" x="%d" y="%d" width="%.1f" height="%d" fill="%s"><title>%s baseline: %s</title></rect>`+"\n",
 				left, y+barH, float64(width)*clamp01(bv), barH, colorBaseline, html.EscapeString(tag), pct(bv))
 		}
@@ -320,10 +333,10 @@ func lineChart(id, label string, series [][]float64, colors []string, floor *flo
 	return b.String()
 }
 
-func curveChart(c *summary.Curve) string {
-	series, colors := [][]float64{c.Run}, []string{colorRun}
-	if len(c.Baseline) > 0 {
-		series, colors = append(series, c.Baseline), append(colors, colorBaseline)
+func curveChart(run, baseline []float64) string {
+	series, colors := [][]float64{run}, []string{colorRun}
+	if len(baseline) > 0 {
+		series, colors = append(series, baseline), append(colors, colorBaseline)
 	}
 	return lineChart("recall-curve", "recall@k", series, colors, nil, func(i int) string { return fmt.Sprint(i + 1) })
 }

@@ -88,16 +88,16 @@ type tagMove struct {
 }
 
 // tagMoves returns, for a measure, the tag groups ordered by how much the
-// measure moved against the baseline run of the same job.
-func tagMoves(s *summary.Summary, measure string) []tagMove {
-	if s.Baseline == nil {
+// measure moved against the baseline.
+func tagMoves(s *summary.Summary, base *baselineSource, measure string) []tagMove {
+	if base == nil {
 		return nil
 	}
 	var out []tagMove
 	for _, grp := range s.Groups {
 		tag := grp.Tag + "=" + grp.Value
 		v, n, ok := s.GroupValue(tag, measure)
-		b, _, bok := s.Baseline.GroupValue(tag, measure)
+		b, _, bok := base.group(tag, measure)
 		if ok && bok {
 			out = append(out, tagMove{tag: tag, queries: n, value: v, base: b, abs: math.Abs(v - b)})
 		}
@@ -119,11 +119,14 @@ func mdEscape(s string) string {
 	return r.Replace(s)
 }
 
-// WriteComment writes the pull-request comment: headline, gate table, the
-// tags where the first gated measure moved most, the most regressed
-// queries. It stays short: at most 5 tags and 5 queries.
-func WriteComment(w io.Writer, s *summary.Summary) error {
+// WriteComment writes the pull-request comment of a gated summary:
+// headline, gate table, the tags where the first gated measure moved most
+// against the baseline, the most regressed queries. It stays short: at most
+// 5 tags and 5 queries. r.History is not used.
+func WriteComment(w io.Writer, r Report) error {
+	s := r.Summary
 	g := s.Gate
+	base := reportBaseline(s, r.Baseline)
 	var b strings.Builder
 	fmt.Fprintf(&b, "### evalgate: %s\n\n%s\n\n", strings.ToUpper(g.Verdict), g.Headline)
 	b.WriteString("| gate | value | baseline | change | 95% CI | limit | |\n|---|---|---|---|---|---|---|\n")
@@ -144,9 +147,9 @@ func WriteComment(w io.Writer, s *summary.Summary) error {
 	if len(reasons) > 0 {
 		b.WriteString("\n" + strings.Join(reasons, "\n") + "\n")
 	}
-	if len(g.Gates) > 0 && s.Baseline != nil {
+	if len(g.Gates) > 0 && base != nil {
 		m := g.Gates[0].Measure
-		moves := tagMoves(s, m)
+		moves := tagMoves(s, base, m)
 		if len(moves) > 0 {
 			fmt.Fprintf(&b, "\n**Where %s moved most** (by tag):\n\n| tag | queries | value | baseline | change |\n|---|---|---|---|---|\n", MeasureWordsName(m))
 			for _, mv := range moves[:min(5, len(moves))] {

@@ -211,10 +211,9 @@ func (g *gating) renderReports(s *summary.Summary, history []*summary.Summary, f
 		files.add(path, b.Bytes())
 		return nil
 	}
-	comment := func(w io.Writer) error { return gate.WriteComment(w, s) }
-	report := func(w io.Writer) error {
-		return gate.WriteHTML(w, gate.Report{Summary: s, History: history, Criteria: g.criteria})
-	}
+	rep := gate.Report{Summary: s, Baseline: g.opts.Baseline, History: history, Criteria: g.criteria}
+	comment := func(w io.Writer) error { return gate.WriteComment(w, rep) }
+	report := func(w io.Writer) error { return gate.WriteHTML(w, rep) }
 	junit := func(w io.Writer) error { return gate.WriteJUnit(w, s.Gate) }
 	if g.report != "" {
 		files.dirs = append(files.dirs, g.report)
@@ -249,12 +248,12 @@ func (g *gating) renderReports(s *summary.Summary, history []*summary.Summary, f
 
 // stepSummary appends the pull-request comment to $GITHUB_STEP_SUMMARY
 // when set (GitHub Actions).
-func stepSummary(s *summary.Summary) error {
+func (g *gating) stepSummary(s *summary.Summary) error {
 	if s.Gate == nil || os.Getenv("GITHUB_STEP_SUMMARY") == "" {
 		return nil
 	}
 	var b bytes.Buffer
-	if err := gate.WriteComment(&b, s); err != nil {
+	if err := gate.WriteComment(&b, gate.Report{Summary: s, Baseline: g.opts.Baseline}); err != nil {
 		return err
 	}
 	return gate.AppendStepSummary(b.Bytes())

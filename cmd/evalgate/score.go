@@ -81,7 +81,7 @@ func finish(c *cli.Context, g *gating, out *outputs, s *summary.Summary) error {
 			return err
 		}
 	}
-	if err := stepSummary(s); err != nil {
+	if err := g.stepSummary(s); err != nil {
 		return err
 	}
 	if err := out.print(s, printed, c.App.Writer, c.App.ErrWriter); err != nil {
