@@ -199,7 +199,7 @@ func comparison(job *Job, o outcome, cs []metric.Comparison) *summary.Comparison
 		Confidence: 0.95, Replicates: p.Replicates, Permutations: p.Permutations, Seed: p.Seed,
 		Regressed: []summary.RegressedQuery{},
 	}
-	overall := o.partial.Reduce()[0]
+	results := o.partial.Reduce()
 	value := func(vs []metric.Value, m metric.Measure) float64 {
 		for _, v := range vs {
 			if v.Measure == m {
@@ -214,10 +214,21 @@ func comparison(job *Job, o outcome, cs []metric.Comparison) *summary.Comparison
 		}
 		return &x
 	}
-	for _, mc := range cs {
-		v, b := value(overall.Values, mc.Measure), value(overall.BaseValues, mc.Measure)
-		c.Measures = append(c.Measures, summary.MeasureComparison{Name: mc.Measure.String(), Value: v, Baseline: b,
-			Delta: v - b, CILow: opt(mc.CILow), CIHigh: opt(mc.CIHigh), PValue: opt(mc.PValue)})
+	measures := func(gr metric.GroupResult, cs []metric.Comparison) []summary.MeasureComparison {
+		out := make([]summary.MeasureComparison, 0, len(cs))
+		for _, mc := range cs {
+			v, b := value(gr.Values, mc.Measure), value(gr.BaseValues, mc.Measure)
+			out = append(out, summary.MeasureComparison{Name: mc.Measure.String(), Value: v, Baseline: b,
+				Delta: v - b, CILow: opt(mc.CILow), CIHigh: opt(mc.CIHigh), PValue: opt(mc.PValue)})
+		}
+		return out
+	}
+	c.Measures = measures(results[0], cs)
+	for _, gr := range results[1:] {
+		if gcs := o.partial.GroupComparisons(gr.Name); gcs != nil {
+			tag, val, _ := strings.Cut(gr.Name, "=")
+			c.Groups = append(c.Groups, summary.GroupComparison{Tag: tag, Value: val, Queries: gr.Queries, Measures: measures(gr, gcs)})
+		}
 	}
 	if p.TopK > 0 {
 		c.RegressedMeasure = job.Metric.Measures[p.Measures[0]].String()

@@ -2,10 +2,15 @@ package coordinator
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/evalgate/evalgate/metric"
 	"github.com/evalgate/evalgate/schema"
+	"github.com/evalgate/evalgate/summary"
 	"github.com/evalgate/evalgate/synth"
 )
 
@@ -80,5 +85,82 @@ func TestPairedDetectsARegression(t *testing.T) {
 	rq := out.Summary.Comparison.Regressed
 	if len(rq) != 5 || rq[0].Value >= rq[0].Baseline || rq[0].Baseline-rq[0].Value < rq[4].Baseline-rq[4].Value {
 		t.Fatalf("regressed queries %+v", rq)
+	}
+}
+
+// A tag group's paired comparison is the comparison of that group's
+// queries alone: the same per-query draws, summed over the group. So
+// scoring only the group's queries, without groups, gives the same bits.
+func TestPairedGroupIsTheGroupAlone(t *testing.T) {
+	gold, better := genRun(t, 3000, 0.8, schema.FormatJSONL)
+	_, worse := genRun(t, 3000, 0.6, schema.FormatJSONL) // same seed: same gold set
+	const group = "category=legal"
+	job := pairedJob(gold, worse, better, 1, 7)
+	job.Metric.Pairing.Groups = []string{group, "difficulty=hard"}
+	out, err := Score(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := out.Summary.Comparison
+	if len(c.Groups) != 2 {
+		t.Fatalf("%d group comparisons, want 2: %+v", len(c.Groups), c.Groups)
+	}
+
+	// The same inputs restricted to the group's queries.
+	dir := t.TempDir()
+	keep := func(path, name string, queries map[string]bool) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var row struct {
+				QueryID string            `json:"query_id"`
+				Tags    map[string]string `json:"tags"`
+			}
+			if err := json.Unmarshal([]byte(line), &row); err != nil {
+				t.Fatal(err)
+			}
+			if queries == nil && row.Tags["category"] == "legal" || queries[row.QueryID] {
+				out = append(out, line)
+			}
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	legalGold := keep(gold, "gold.jsonl", nil)
+	ids := map[string]bool{}
+	b, _ := os.ReadFile(legalGold)
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var row struct {
+			QueryID string `json:"query_id"`
+		}
+		_ = json.Unmarshal([]byte(line), &row)
+		ids[row.QueryID] = true
+	}
+	alone, err := Score(context.Background(), pairedJob(legalGold, keep(worse, "worse.jsonl", ids), keep(better, "better.jsonl", ids), 1, 7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *summary.GroupComparison
+	for i := range c.Groups {
+		if c.Groups[i].Tag+"="+c.Groups[i].Value == group {
+			got = &c.Groups[i]
+		}
+	}
+	want := alone.Summary.Comparison
+	if got == nil || got.Queries != alone.Summary.Counts.ScoredQueries || len(got.Measures) != len(want.Measures) {
+		t.Fatalf("group %+v, alone %d queries", got, alone.Summary.Counts.ScoredQueries)
+	}
+	for i, m := range got.Measures {
+		w := want.Measures[i]
+		if m.Name != w.Name || m.Value != w.Value || m.Baseline != w.Baseline || *m.CILow != *w.CILow || *m.CIHigh != *w.CIHigh || *m.PValue != *w.PValue {
+			t.Errorf("%s over %s: %+v (CI [%v, %v], p %v)\nalone: %+v (CI [%v, %v], p %v)", m.Name, group,
+				m, *m.CILow, *m.CIHigh, *m.PValue, w, *w.CILow, *w.CIHigh, *w.PValue)
+		}
 	}
 }

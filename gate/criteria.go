@@ -258,6 +258,21 @@ func parseGate(n *yaml.Node, bad func(int, string, string, ...any)) (Gate, bool)
 	return g, ok
 }
 
+// Tags returns the distinct tag groups the criteria gate on, in order;
+// nil for nil criteria.
+func (c *Criteria) Tags() []string {
+	if c == nil {
+		return nil
+	}
+	var out []string
+	for _, g := range c.Gates {
+		if g.Tag != "" && !slices.Contains(out, g.Tag) {
+			out = append(out, g.Tag)
+		}
+	}
+	return out
+}
+
 // Measures returns the distinct measures the criteria gate on, in order.
 func (c *Criteria) Measures() []metric.Measure {
 	var out []metric.Measure

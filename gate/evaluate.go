@@ -201,7 +201,11 @@ func evaluateGate(g Gate, s *summary.Summary, base *baselineSource) (summary.Gat
 		}
 		r.Baseline, r.Delta = ptr(bv), ptr(value-bv)
 		var pvalue *float64
-		if mc := base.cmp.Measure(name); mc != nil && g.Tag == "" {
+		mc := base.cmp.Measure(name)
+		if g.Tag != "" {
+			mc = base.cmp.GroupMeasure(g.Tag, name)
+		}
+		if mc != nil {
 			r.CILow, r.CIHigh, r.PValue = mc.CILow, mc.CIHigh, mc.PValue
 			pvalue = mc.PValue
 		}
@@ -216,7 +220,7 @@ func evaluateGate(g Gate, s *summary.Summary, base *baselineSource) (summary.Gat
 					label(g), points(value-bv), pfmt(*pvalue), g.Alpha))
 			case g.Significant && pvalue == nil:
 				r.Regression = RegressionRegressed
-				failures = append(failures, msg+"; significance not checked: it needs per-query pairs (--baseline-run) on the overall set")
+				failures = append(failures, msg+"; significance not checked: it needs per-query pairs (--baseline-run)")
 			default:
 				r.Regression = RegressionRegressed
 				if pvalue != nil {

@@ -373,3 +373,30 @@ func TestSavedBaselineInReports(t *testing.T) {
 		t.Fatalf("html recall curve lacks the baseline series")
 	}
 }
+
+// A tag gate takes its interval and p-value from the paired comparison
+// of its group, so `significant: true` works on tag gates too.
+func TestTagGateSignificance(t *testing.T) {
+	c, err := ParseCriteria("c.yaml", []byte("gates:\n  - name: policy\n    metric: R@5\n    tag: category=policy\n    regression_max: 0.01\n    significant: true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := sum(0.85, 0.7, "g")
+	base := sum(0.87, 0.7, "g")
+	run.Baseline = &summary.Baseline{Measures: base.Measures, Groups: base.Groups}
+	lo, hi, noisy, clear := -0.05, 0.01, 0.4, 0.003
+	run.Comparison = &summary.Comparison{Groups: []summary.GroupComparison{{Tag: "category", Value: "policy", Queries: 300,
+		Measures: []summary.MeasureComparison{{Name: "R@5", CILow: &lo, CIHigh: &hi, PValue: &noisy}}}}}
+	v, err := Evaluate(c, run, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := v.Gates[0]
+	if v.Verdict != VerdictPass || r.Regression != RegressionWithinNoise || r.CILow == nil || *r.CILow != lo || *r.PValue != noisy {
+		t.Fatalf("noisy tag drop: verdict %s, gate %+v", v.Verdict, r)
+	}
+	run.Comparison.Groups[0].Measures[0].PValue = &clear
+	if v, _ = Evaluate(c, run, Options{}); v.Verdict != VerdictFail || !strings.Contains(v.Headline, "p = 0.003") {
+		t.Fatalf("significant tag drop passed: %+v", v)
+	}
+}

@@ -66,6 +66,8 @@ type Kernel struct {
 
 	// per-batch cache of tag groups
 	groups []*GroupSums
+	// pairedGroups maps the Pairing's tag groups to their index in it.
+	pairedGroups map[string]int
 }
 
 // NewKernel returns a kernel for cfg.
@@ -77,6 +79,10 @@ func NewKernel(cfg Config) (*Kernel, error) {
 	if p := cfg.Pairing; p != nil {
 		k.weights = make([]uint32, p.Replicates)
 		k.signs = make([]uint64, (p.Permutations+63)/64)
+		k.pairedGroups = make(map[string]int, len(p.Groups))
+		for i, g := range p.Groups {
+			k.pairedGroups[g] = i
+		}
 	}
 	return k, nil
 }
@@ -126,8 +132,15 @@ func (k *Kernel) Score(v *schema.ShardView, p *Partial, perQuery func(row int, v
 			}
 		}
 		if p.stats != nil {
-			p.stats.add(p.pairing, v.QueryID.Value(r), v.Seq[r], k.vals, k.baseVals,
-				int32(first+1), int32(baseFirst+1), k.weights, k.signs)
+			qid := v.QueryID.Value(r)
+			p.pairing.draws(qid, k.weights, k.signs)
+			p.stats[0].add(p.pairing, k.vals, k.baseVals, k.weights, k.signs)
+			p.stats[0].addRegressed(p.pairing, qid, v.Seq[r], k.vals, k.baseVals, int32(first+1), int32(baseFirst+1))
+			for i := v.GroupOff[r]; i < v.GroupOff[r+1]; i++ {
+				if gi, ok := k.pairedGroups[v.GroupVal.Value(int(i))]; ok {
+					p.stats[1+gi].add(p.pairing, k.vals, k.baseVals, k.weights, k.signs)
+				}
+			}
 		}
 		if perQuery != nil {
 			perQuery(r, k.vals)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -28,23 +29,31 @@ import (
 // p-value are therefore the same bits for any number of workers or shards.
 // (Poisson bootstrap: Hanley & MacGibbon 2006; Chamandy et al., "Estimating
 // uncertainty for massive data streams", 2012.)
+//
+// The statistics cover every query (the overall group) and, for each tag
+// group in Groups ("name=value", as gated on), the queries of that group:
+// a query draws its weights and signs once and adds them to every group it
+// belongs to, so each group's interval is the bootstrap of that group's
+// mean difference.
 type Pairing struct {
 	Measures     []int // indexes into Config.Measures
 	Replicates   int   // bootstrap replicates B
 	Permutations int   // randomization test permutations R
 	Seed         uint64
-	TopK         int // most regressed queries kept (on Measures[0])
+	TopK         int      // most regressed queries kept (on Measures[0], overall)
+	Groups       []string // tag groups compared besides the overall one
 }
 
 // Limits of a Pairing.
 const (
-	MaxReplicates = 100000
-	MaxTopK       = 1000
+	MaxReplicates   = 100000
+	MaxTopK         = 1000
+	MaxPairedGroups = 256
 )
 
 func (p *Pairing) equal(o *Pairing) bool {
 	return slices.Equal(p.Measures, o.Measures) && p.Replicates == o.Replicates &&
-		p.Permutations == o.Permutations && p.Seed == o.Seed && p.TopK == o.TopK
+		p.Permutations == o.Permutations && p.Seed == o.Seed && p.TopK == o.TopK && slices.Equal(p.Groups, o.Groups)
 }
 
 // Validate checks the pairing against n measures.
@@ -66,6 +75,17 @@ func (p *Pairing) Validate(measures []Measure) error {
 	if p.TopK < 0 || p.TopK > MaxTopK {
 		return fmt.Errorf("pairing: top-k %d: want 0..%d", p.TopK, MaxTopK)
 	}
+	if len(p.Groups) > MaxPairedGroups {
+		return fmt.Errorf("pairing: %d groups: want at most %d", len(p.Groups), MaxPairedGroups)
+	}
+	for i, g := range p.Groups {
+		if name, value, ok := strings.Cut(g, "="); !ok || name == "" || value == "" {
+			return fmt.Errorf("pairing: group %q: want name=value", g)
+		}
+		if slices.Contains(p.Groups[:i], g) {
+			return fmt.Errorf("pairing: group %q twice", g)
+		}
+	}
 	return nil
 }
 
@@ -77,7 +97,12 @@ func (p *Pairing) append(b []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(p.Replicates))
 	b = binary.AppendUvarint(b, uint64(p.Permutations))
 	b = binary.AppendUvarint(b, p.Seed)
-	return binary.AppendUvarint(b, uint64(p.TopK))
+	b = binary.AppendUvarint(b, uint64(p.TopK))
+	b = binary.AppendUvarint(b, uint64(len(p.Groups)))
+	for _, g := range p.Groups {
+		b = appendString(b, g)
+	}
+	return b
 }
 
 func readPairing(r *reader, nMeasures int) (*Pairing, error) {
@@ -103,6 +128,20 @@ func readPairing(r *reader, nMeasures int) (*Pairing, error) {
 		return nil, errors.New("decode partial: pairing out of range")
 	}
 	p.Replicates, p.Permutations, p.Seed, p.TopK = int(vals[0]), int(vals[1]), vals[2], int(vals[3])
+	ng, err := r.uvarint()
+	if err != nil || ng > MaxPairedGroups {
+		return nil, errors.New("decode partial: bad paired group count")
+	}
+	for range ng {
+		g, err := r.string()
+		if err != nil {
+			return nil, err
+		}
+		p.Groups = append(p.Groups, g)
+	}
+	if err := p.Validate(make([]Measure, nMeasures)); err != nil {
+		return nil, fmt.Errorf("decode partial: %w", err)
+	}
 	return p, nil
 }
 
@@ -177,6 +216,16 @@ type PairedStats struct {
 	S   [][]int128 // per paired measure and replicate: Σ w·(run − baseline)
 	T   [][]int128 // per paired measure and permutation: Σ sign·(run − baseline)
 	Top []TopQuery // most regressed on the first paired measure, best first
+}
+
+// newStatsSet returns the statistics of the overall group and of each of
+// p.Groups, in that order.
+func newStatsSet(p *Pairing) []*PairedStats {
+	out := make([]*PairedStats, 1+len(p.Groups))
+	for i := range out {
+		out[i] = newPairedStats(p)
+	}
+	return out
 }
 
 func newPairedStats(p *Pairing) *PairedStats {
@@ -279,8 +328,9 @@ func (s *PairedStats) append(b []byte) []byte {
 	return b
 }
 
-// mergeEncoded adds statistics encoded by append.
-func (s *PairedStats) mergeEncoded(r *reader, p *Pairing) error {
+// mergeEncoded adds statistics encoded by append; topK bounds the most
+// regressed queries (0 for a tag group's statistics).
+func (s *PairedStats) mergeEncoded(r *reader, topK int) error {
 	for i := range s.W {
 		w, err := r.varint()
 		if err != nil {
@@ -305,7 +355,7 @@ func (s *PairedStats) mergeEncoded(r *reader, p *Pairing) error {
 		}
 	}
 	n, err := r.uvarint()
-	if err != nil || n > uint64(p.TopK) {
+	if err != nil || n > uint64(topK) {
 		return errors.New("decode partial: bad top-query count")
 	}
 	for i := uint64(0); i < n; i++ {
@@ -332,7 +382,7 @@ func (s *PairedStats) mergeEncoded(r *reader, p *Pairing) error {
 		}
 		q.FirstRel, q.BaseFirstRel = int32(a), int32(c)
 		q.regressionKey = fixed(q.Base) - fixed(q.Value)
-		s.addTop(q, p.TopK)
+		s.addTop(q, topK)
 	}
 	return nil
 }
@@ -380,10 +430,9 @@ func (p *Pairing) draws(queryID string, weights []uint32, signs []uint64) {
 	}
 }
 
-// add records one query's pair of values.
-func (s *PairedStats) add(p *Pairing, queryID string, seq int64, vals, base []float64,
-	first, baseFirst int32, weights []uint32, signs []uint64) {
-	p.draws(queryID, weights, signs)
+// add records one query's pair of values, with the weights and signs
+// p.draws drew for it.
+func (s *PairedStats) add(p *Pairing, vals, base []float64, weights []uint32, signs []uint64) {
 	for i, w := range weights {
 		s.W[i] += int64(w)
 	}
@@ -405,6 +454,11 @@ func (s *PairedStats) add(p *Pairing, queryID string, seq int64, vals, base []fl
 			trow[i].add64(sign * d)
 		}
 	}
+}
+
+// addRegressed keeps the query among the most regressed on p.Measures[0]
+// if it is one of them.
+func (s *PairedStats) addRegressed(p *Pairing, queryID string, seq int64, vals, base []float64, first, baseFirst int32) {
 	if p.TopK > 0 {
 		m := p.Measures[0]
 		s.addTop(TopQuery{Seq: seq, QueryID: queryID, Value: vals[m], Base: base[m], FirstRel: first, BaseFirstRel: baseFirst,
@@ -425,12 +479,30 @@ type Comparison struct {
 	Permutations int
 }
 
-// Comparisons reduces the paired statistics.
+// Comparisons reduces the paired statistics of the overall group; nil
+// without a Pairing.
 func (p *Partial) Comparisons() []Comparison {
 	if p.stats == nil {
 		return nil
 	}
-	s, pr := p.stats, p.pairing
+	return p.reduceStats(p.stats[0])
+}
+
+// GroupComparisons reduces the paired statistics of a tag group of the
+// Pairing ("name=value"); nil if the group is not one of them.
+func (p *Partial) GroupComparisons(group string) []Comparison {
+	if p.stats == nil {
+		return nil
+	}
+	i := slices.Index(p.pairing.Groups, group)
+	if i < 0 {
+		return nil
+	}
+	return p.reduceStats(p.stats[1+i])
+}
+
+func (p *Partial) reduceStats(s *PairedStats) []Comparison {
+	pr := p.pairing
 	out := make([]Comparison, len(pr.Measures))
 	deltas := make([]float64, 0, pr.Replicates)
 	for mi, m := range pr.Measures {
@@ -470,7 +542,7 @@ func (p *Partial) TopRegressed() []TopQuery {
 	if p.stats == nil {
 		return nil
 	}
-	return slices.Clone(p.stats.Top)
+	return slices.Clone(p.stats[0].Top)
 }
 
 // Curve returns recall@k for k = 1..len(curve) over the overall group,
@@ -501,7 +573,15 @@ func (p *Pairing) String() string {
 	for i, m := range p.Measures {
 		idx[i] = fmt.Sprint(m)
 	}
-	return fmt.Sprintf("measures=%s;replicates=%d;permutations=%d;seed=%d;top=%d", strings.Join(idx, ","), p.Replicates, p.Permutations, p.Seed, p.TopK)
+	out := fmt.Sprintf("measures=%s;replicates=%d;permutations=%d;seed=%d;top=%d", strings.Join(idx, ","), p.Replicates, p.Permutations, p.Seed, p.TopK)
+	if len(p.Groups) > 0 {
+		gs := make([]string, len(p.Groups))
+		for i, g := range p.Groups {
+			gs[i] = url.QueryEscape(g) // tag values may hold ; , =
+		}
+		out += ";groups=" + strings.Join(gs, ",")
+	}
+	return out
 }
 
 // ParsePairing parses String's output.
@@ -530,6 +610,14 @@ func ParsePairing(s string, measures []Measure) (*Pairing, error) {
 			_, err = fmt.Sscan(v, &p.Seed)
 		case "top":
 			_, err = fmt.Sscan(v, &p.TopK)
+		case "groups":
+			for _, f := range strings.Split(v, ",") {
+				var g string
+				if g, err = url.QueryUnescape(f); err != nil {
+					break
+				}
+				p.Groups = append(p.Groups, g)
+			}
 		default:
 			err = fmt.Errorf("unknown key %q", k)
 		}

@@ -36,7 +36,7 @@ type Partial struct {
 	// k up to len(curve).
 	curve, baseCurve []exact.Sum
 	pairing          *Pairing
-	stats            *PairedStats
+	stats            []*PairedStats // overall, then each of pairing.Groups; nil without a Pairing
 }
 
 // NewPartial returns an empty Partial for the measures (no baseline, no
@@ -60,10 +60,20 @@ func NewPartialFor(cfg Config) *Partial {
 	if cfg.Pairing != nil {
 		pr := *cfg.Pairing
 		pr.Measures = slices.Clone(pr.Measures)
+		pr.Groups = slices.Clone(pr.Groups)
 		p.pairing = &pr
-		p.stats = newPairedStats(&pr)
+		p.stats = newStatsSet(&pr)
 	}
 	return p
+}
+
+// topK is the number of most regressed queries kept by stats[i]: only the
+// overall group keeps them.
+func (p *Partial) topK(i int) int {
+	if i > 0 {
+		return 0
+	}
+	return p.pairing.TopK
 }
 
 // Measures returns the measures, in order. The slice must not be modified.
@@ -131,8 +141,8 @@ func (p *Partial) Merge(o *Partial) error {
 	for i := range p.baseCurve {
 		p.baseCurve[i].Merge(&o.baseCurve[i])
 	}
-	if p.stats != nil {
-		p.stats.merge(o.stats, p.pairing.TopK)
+	for i, st := range p.stats {
+		st.merge(o.stats[i], p.topK(i))
 	}
 	return nil
 }
@@ -155,13 +165,13 @@ func (p *Partial) Reset() {
 	for i := range p.baseCurve {
 		p.baseCurve[i].Reset()
 	}
-	if p.stats != nil {
-		p.stats.reset()
+	for _, st := range p.stats {
+		st.reset()
 	}
 }
 
 // partialMagic starts the binary encoding of a Partial.
-const partialMagic = "EGP2"
+const partialMagic = "EGP3"
 
 // MarshalBinary encodes the partial canonically: equal partials (same
 // layout, same exact sums) encode to the same bytes, whatever the order
@@ -209,8 +219,8 @@ func (p *Partial) MarshalBinary() ([]byte, error) {
 	for i := range p.baseCurve {
 		b = p.baseCurve[i].AppendBinary(b)
 	}
-	if p.stats != nil {
-		b = p.stats.append(b)
+	for _, st := range p.stats {
+		b = st.append(b)
 	}
 	return b, nil
 }
@@ -359,8 +369,8 @@ func (p *Partial) mergeBody(r *reader, scratch *exact.Sum) error {
 			}
 		}
 	}
-	if p.stats != nil {
-		if err := p.stats.mergeEncoded(r, p.pairing); err != nil {
+	for i, st := range p.stats {
+		if err := st.mergeEncoded(r, p.topK(i)); err != nil {
 			return err
 		}
 	}

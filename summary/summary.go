@@ -65,6 +65,17 @@ type Comparison struct {
 	// most, worst first.
 	RegressedMeasure string           `json:"regressed_measure,omitempty"`
 	Regressed        []RegressedQuery `json:"regressed_queries"`
+	// Groups are the same comparisons over the tag groups that tag gates
+	// check (only those: each costs a pass's worth of replicate sums).
+	Groups []GroupComparison `json:"groups,omitempty"`
+}
+
+// GroupComparison is the paired comparison over one tag group.
+type GroupComparison struct {
+	Tag      string              `json:"tag"`
+	Value    string              `json:"value"`
+	Queries  int64               `json:"queries"`
+	Measures []MeasureComparison `json:"measures"`
 }
 
 // MeasureComparison is one measure's run value, baseline value, the
@@ -360,6 +371,25 @@ func (c *Comparison) Measure(name string) *MeasureComparison {
 	for i := range c.Measures {
 		if c.Measures[i].Name == name {
 			return &c.Measures[i]
+		}
+	}
+	return nil
+}
+
+// GroupMeasure returns the paired comparison of a measure over a tag group
+// ("name=value"), or nil.
+func (c *Comparison) GroupMeasure(tag, name string) *MeasureComparison {
+	if c == nil {
+		return nil
+	}
+	k, v, _ := strings.Cut(tag, "=")
+	for i := range c.Groups {
+		if g := &c.Groups[i]; g.Tag == k && g.Value == v {
+			for j := range g.Measures {
+				if g.Measures[j].Name == name {
+					return &g.Measures[j]
+				}
+			}
 		}
 	}
 	return nil

@@ -146,7 +146,7 @@ func pairedMetric(c *cli.Context, job *coordinator.Job, cr *gate.Criteria) error
 	}
 	job.Metric.Paired = true
 	job.Metric.Pairing = &metric.Pairing{Measures: pairs, Replicates: c.Int("bootstrap"), Permutations: c.Int("permutations"),
-		Seed: c.Uint64("seed"), TopK: c.Int("top-regressed")}
+		Seed: c.Uint64("seed"), TopK: c.Int("top-regressed"), Groups: cr.Tags()}
 	if err := job.Metric.Pairing.Validate(job.Metric.Measures); err != nil {
 		return usageError{err}
 	}

@@ -51,11 +51,13 @@ func TestPairedBootstrapSameBits(t *testing.T) {
 		j := newJob(t, gold, run)
 		j.Baseline = coordinator.Input{Path: base}
 		j.Metric.Paired, j.Metric.CurveDepth = true, 100
-		j.Metric.Pairing = &metric.Pairing{Measures: []int{1, 4, 5}, Replicates: 500, Permutations: 500, Seed: 3, TopK: 10}
+		j.Metric.Pairing = &metric.Pairing{Measures: []int{1, 4, 5}, Replicates: 500, Permutations: 500, Seed: 3, TopK: 10,
+			Groups: []string{"category=legal", "difficulty=hard"}}
 		return j
 	}
 	want := reference(t, job())
-	if !strings.Contains(want, `"ci_low"`) || !strings.Contains(want, `"regressed_queries": [`) {
+	if !strings.Contains(want, `"ci_low"`) || !strings.Contains(want, `"regressed_queries": [`) ||
+		!strings.Contains(want, `"tag": "difficulty"`) {
 		t.Fatalf("reference summary lacks the comparison:\n%s", want)
 	}
 	for _, c := range []struct{ workers, shards int }{{1, 7}, {8, 256}} {
