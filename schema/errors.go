@@ -94,10 +94,16 @@ func (l *ErrorList) limit() int {
 	return l.Limit
 }
 
-// Add records an error. Errors that are not *InputError are wrapped in one
-// without a position.
+// Add records an error. An *ErrorList is merged (every error it holds,
+// and its count of dropped ones); errors that are not *InputError are
+// wrapped in one without a position.
 func (l *ErrorList) Add(err error) {
 	if err == nil {
+		return
+	}
+	var el *ErrorList
+	if errors.As(err, &el) {
+		l.Merge(el)
 		return
 	}
 	var ie *InputError

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,5 +212,22 @@ func TestGenIsDeterministic(t *testing.T) {
 		if len(x) == 0 || !bytes.Equal(x, y) {
 			t.Fatalf("%s differs between two runs with the same seed", f)
 		}
+	}
+}
+
+// Every bad line of a gold file is collected: the first ten in full, then
+// a count of the rest (the gold path used to keep only the first).
+func TestBadGoldCollectsErrors(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := 1; i <= 25; i++ {
+		fmt.Fprintf(&b, "q%d 0 d%d x\n", i, i)
+	}
+	g := write(t, dir, "bad.qrels", b.String())
+	run := write(t, dir, "r.trec", "q1 Q0 d1 1 1 t\n")
+	code, _, errs := evalgate(t, "score", "--gold", g, "--run", run)
+	if code != 2 || strings.Count(errs, `field "grade"`) != 10 || !strings.Contains(errs, "bad.qrels:10:") ||
+		!strings.Contains(errs, "(and 15 more errors)") {
+		t.Fatalf("exit %d:\n%s", code, errs)
 	}
 }
