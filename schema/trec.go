@@ -137,8 +137,15 @@ func parseInt32(b []byte) (int32, error) {
 	return int32(v), nil
 }
 
-// parseScore parses a finite float64.
+// parseScore parses a finite float64 in the syntax C's strtod reads
+// (trec_eval uses atof): decimal or hexadecimal, with an optional
+// exponent. strconv.ParseFloat also accepts Go's digit separators, which
+// atof stops at ("1_0" is 10 to Go, 1 to trec_eval): those are refused,
+// never read differently from the reference.
 func parseScore(b []byte) (float64, error) {
+	if bytes.IndexByte(b, '_') >= 0 {
+		return 0, fmt.Errorf("%w: %q (digit separators are not allowed)", ErrNumber, b)
+	}
 	v, err := strconv.ParseFloat(unsafeString(b), 64)
 	if err != nil {
 		if errors.Is(err, strconv.ErrRange) {
