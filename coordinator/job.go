@@ -86,7 +86,16 @@ func loadGold(ctx context.Context, job *Job) (*ingest.Gold, error) {
 		return nil, err
 	}
 	defer r.Close()
-	return ingest.LoadGold(ctx, r)
+	g, err := ingest.LoadGold(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if g.NumQueries() == 0 {
+		// Every mean would be 0 over 0 queries: an empty or wrong file,
+		// never a result to gate a release on.
+		return nil, &schema.InputError{File: job.Gold.Path, Err: fmt.Errorf("%w: the gold set has no queries", schema.ErrNoData)}
+	}
+	return g, nil
 }
 
 // summaryConfig records the job's choices in the summary.

@@ -24,6 +24,7 @@ var (
 	ErrNull          = errors.New("null value")
 	ErrInvalidBatch  = errors.New("invalid shard batch")
 	ErrWrongFileRole = errors.New("file holds the other kind of data")
+	ErrNoData        = errors.New("no data")
 )
 
 // InputError is a problem with one place of an input file.

@@ -231,3 +231,15 @@ func TestBadGoldCollectsErrors(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, errs)
 	}
 }
+
+// A gold set without queries (an empty file, or only comments) is bad
+// input, not a summary of zeros.
+func TestEmptyGoldIsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	g := write(t, dir, "empty.qrels", "# nothing judged yet\n")
+	run := write(t, dir, "r.trec", "q1 Q0 d1 1 1 t\n")
+	code, out, errs := evalgate(t, "score", "--gold", g, "--run", run)
+	if code != 2 || out != "" || !strings.Contains(errs, "empty.qrels: no data: the gold set has no queries") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+}
