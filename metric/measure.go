@@ -331,17 +331,28 @@ func isDigits(s string) bool {
 
 // ParseList parses comma-separated measure names from each element of
 // names, dropping duplicates (the first spelling wins) and keeping order.
+// A bare number continues the name before it, as trec_eval's -m does:
+// "recall.5,10" is recall.5 and recall.10, "P@1,5" is P@1 and P@5.
 func ParseList(names []string) ([]Measure, error) {
 	var out []Measure
 	seen := map[Measure]bool{}
 	for _, group := range names {
+		prefix := "" // of the last name with a cutoff: "recall." of "recall.5"
 		for _, n := range strings.Split(group, ",") {
-			if strings.TrimSpace(n) == "" {
+			n = strings.TrimSpace(n)
+			if n == "" {
 				continue
+			}
+			if isDigits(n) && prefix != "" {
+				n = prefix + n // trec_eval's list form: recall.5,10 is recall.5 and recall.10
 			}
 			m, err := Parse(n)
 			if err != nil {
 				return nil, err
+			}
+			prefix = ""
+			if i := strings.LastIndexAny(n, ".@_"); i >= 0 && isDigits(n[i+1:]) {
+				prefix = n[:i+1]
 			}
 			if !seen[m] {
 				seen[m] = true

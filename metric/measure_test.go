@@ -85,3 +85,25 @@ func TestParseListDedups(t *testing.T) {
 		t.Fatalf("ParseList = %s", got)
 	}
 }
+
+func TestParseListCutoffLists(t *testing.T) {
+	for in, want := range map[string]string{
+		"recall.5,10":          "R@5 R@10",
+		"P.5,7,3":              "P@5 P@7 P@3",
+		"ndcg_cut_10,20,RR":    "nDCG@10 nDCG@20 RR",
+		"P@1,5,map,recall_5,1": "P@1 P@5 AP R@5 R@1",
+	} {
+		ms, err := ParseList([]string{in})
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if got := strings.Join(Names(ms), " "); got != want {
+			t.Errorf("%s = %s, want %s", in, got, want)
+		}
+	}
+	for _, in := range []string{"RR,10", "10", "map,5"} {
+		if _, err := ParseList([]string{in}); err == nil {
+			t.Errorf("%s: accepted a bare number with no measure to continue", in)
+		}
+	}
+}
