@@ -9,7 +9,9 @@
 // hit@5, map, retrieval_recall_at_5 …) and trec_eval's names (recall_5, P.5,
 // recip_rank, ndcg_cut_10, success_5, map_cut_10 …). Every measure that
 // trec_eval also computes has trec_eval's definition; the conformance tests in
-// this package prove it on trec_eval's own test data.
+// internal/conformance prove it on trec_eval's own test data (Judged@k
+// against trec_eval's unj_k: Judged@k = 1 - unj_k for rankings of at least
+// k documents).
 //
 // # Kernel
 //

@@ -197,11 +197,11 @@ func gainOf(g int32, mode Gain) float64 {
 // rank of the first relevant document, -1 if none.
 func (k *Kernel) scoreInto(grades []int32, run []uint32, dst []float64, curve []exact.Sum) int {
 	level := k.cfg.RelLevel
-	nJudged := len(grades)
-	nRel, nPos := 0, 0
-	for _, g := range grades { // non-increasing: both counts are prefixes
+	nRel, nPos, nJudged := 0, 0, 0
+	for _, g := range grades { // non-increasing: the counts are prefixes
 		nRel += int(b2u(g >= level))
 		nPos += int(b2u(g > 0))
+		nJudged += int(b2u(g >= 0)) // a negative grade marks a document as unjudged, as in trec_eval
 	}
 
 	// One branch-free pass over the ranking builds the three masks.

@@ -39,10 +39,10 @@ func refValue(m Measure, judged []int32, ranked []*int32, level int32) float64 {
 			return 1
 		}
 		return 0
-	case KindJudged:
+	case KindJudged: // a negative grade marks a document unjudged (trec_eval unj)
 		c := 0
 		for p := 0; p < m.K && p < len(ranked); p++ {
-			if ranked[p] != nil {
+			if ranked[p] != nil && *ranked[p] >= 0 {
 				c++
 			}
 		}

@@ -19,7 +19,7 @@ const (
 	KindSuccess        // Success@k: 1 if any relevant document is in the top k
 	KindAP             // AP, AP@k: average precision (trec_eval map, map_cut)
 	KindRprec          // Rprec: precision at rank R (R = number of relevant)
-	KindJudged         // Judged@k: fraction of the top k that has any judgment
+	KindJudged         // Judged@k: fraction of the top k judged (grade >= 0); 1 - trec_eval unj_k
 	KindNumQ           // NumQ: number of queries (summed, not averaged)
 	KindNumRel         // NumRel: number of relevant documents (summed)
 	KindNumRet         // NumRet: number of retrieved documents (summed)
@@ -171,7 +171,7 @@ func (m Measure) Describe() string {
 	case KindRprec:
 		return "precision at rank R, R = number of relevant documents"
 	case KindJudged:
-		return "share of the top " + k + " results that have a judgment"
+		return "share of the top " + k + " results that have a judgment (a grade of 0 or more)"
 	case KindNumQ:
 		return "number of queries"
 	case KindNumRel:

@@ -3,9 +3,11 @@ package conformance
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -66,6 +68,9 @@ type conformanceCase struct {
 	depth   int
 	onlyRun bool // trec_eval without -c
 	lines   int  // lines compared: every line of a measure evalgate has
+	// judgedLines are the unj_k lines compared with Judged@k (those
+	// whose rankings have at least k documents).
+	judgedLines int
 }
 
 func TestConformance(t *testing.T) {
@@ -74,10 +79,10 @@ func TestConformance(t *testing.T) {
 		{name: "out.test", qrels: "qrels.test.with-comments", results: "results.test", level: 1, onlyRun: true, lines: 16},
 		{name: "out.comment.test", qrels: "qrels.comment.test", results: "results.comment.test", level: 1, onlyRun: true, lines: 16},
 		{name: "out.test.a", qrels: "qrels.test", results: "results.test", level: 1, onlyRun: true, lines: 47},
-		{name: "out.test.aq", qrels: "qrels.test", results: "results.test", level: 1, onlyRun: true, lines: 185},
-		{name: "out.test.aqc", qrels: "qrels.test", results: "results.trunc", level: 1, lines: 185},
-		{name: "out.test.aqcM", qrels: "qrels.test", results: "results.trunc", level: 1, depth: 100, lines: 185},
-		{name: "out.test.aql", qrels: "qrels.rel_level", results: "results.test", level: 2, onlyRun: true, lines: 185},
+		{name: "out.test.aq", qrels: "qrels.test", results: "results.test", level: 1, onlyRun: true, lines: 185, judgedLines: 12},
+		{name: "out.test.aqc", qrels: "qrels.test", results: "results.trunc", level: 1, lines: 185, judgedLines: 6},
+		{name: "out.test.aqcM", qrels: "qrels.test", results: "results.trunc", level: 1, depth: 100, lines: 185, judgedLines: 6},
+		{name: "out.test.aql", qrels: "qrels.rel_level", results: "results.test", level: 2, onlyRun: true, lines: 185, judgedLines: 12},
 		{name: "out.test.meas_params", qrels: "qrels.test", results: "results.test", level: 1, onlyRun: true, lines: 44},
 	}
 	for _, c := range cases {
@@ -121,6 +126,7 @@ func runCase(t *testing.T, c conformanceCase) {
 		all[m.TRECName] = m.Value
 	}
 	compared := 0
+	judged := checkJudged(t, c, want)
 	for _, e := range want {
 		idx := byName[e.measure]
 		if idx < 0 {
@@ -141,19 +147,91 @@ func runCase(t *testing.T, c conformanceCase) {
 		if err != nil {
 			t.Fatalf("%s:%d: bad value %q", c.name, e.line, e.value)
 		}
-		// trec_eval prints %6.4f (integers for counts): agree to the printed
-		// precision.
-		tol := 0.5e-4 + 1e-12
+		// trec_eval prints %6.4f (integers for counts): evalgate's value,
+		// printed the same way, must read the same.
+		format := "%.4f"
 		if !strings.Contains(e.value, ".") {
-			tol = 0
+			format = "%.0f"
 		}
-		if math.Abs(got-wantV) > tol {
+		if fmt.Sprintf(format, got) != e.value {
 			t.Errorf("%s:%d: %s for %s = %.6f, trec_eval %s", c.name, e.line, e.measure, e.qid, got, e.value)
+		}
+		_ = wantV
+		compared++
+	}
+	if compared != c.lines || judged != c.judgedLines {
+		t.Fatalf("%s: compared %d lines and %d Judged@k lines, want %d and %d", c.name, compared, judged, c.lines, c.judgedLines)
+	}
+	t.Logf("%s: %d values agree with trec_eval (%d measures), and %d Judged@k values with 1 - unj", c.name, compared, len(measures), judged)
+}
+
+// checkJudged compares Judged@k with trec_eval's unj_k (the fraction of
+// the top k that is unjudged, a missing rank counting as judged): Judged@k
+// = 1 - unj_k wherever the ranking has at least k documents, which the
+// expected output's own num_ret lines tell. It returns the lines compared.
+func checkJudged(t *testing.T, c conformanceCase, want []expected) int {
+	numRet := map[string]int{}
+	var cutoffs []int
+	for _, e := range want {
+		if e.measure == "num_ret" && e.qid != "all" {
+			numRet[e.qid], _ = strconv.Atoi(e.value)
+		}
+		if k, ok := strings.CutPrefix(e.measure, "unj_"); ok && e.qid == "all" {
+			n, _ := strconv.Atoi(k)
+			cutoffs = append(cutoffs, n)
+		}
+	}
+	if len(cutoffs) == 0 {
+		return 0
+	}
+	var names []string
+	for _, k := range cutoffs {
+		names = append(names, fmt.Sprintf("Judged@%d", k))
+	}
+	measures, err := metric.ParseList(names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pq := &memWriter{rows: map[string][]float64{}}
+	out, err := coordinator.Score(context.Background(), coordinator.Job{
+		Gold:     coordinator.Input{Path: filepath.Join(dir, c.qrels)},
+		Run:      coordinator.Input{Path: filepath.Join(dir, c.results)},
+		Metric:   metric.Config{Measures: measures, RelLevel: c.level},
+		Ingest:   ingest.Config{RelLevel: c.level, Depth: c.depth, OnlyRunQueries: c.onlyRun, Strict: true},
+		PerQuery: func() (perquery.Writer, error) { return pq, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	compared := 0
+	for _, e := range want {
+		k, ok := strings.CutPrefix(e.measure, "unj_")
+		if !ok {
+			continue
+		}
+		cut, _ := strconv.Atoi(k)
+		i := slices.Index(cutoffs, cut)
+		var got float64
+		if e.qid == "all" {
+			full := len(numRet) > 0
+			for _, n := range numRet {
+				full = full && n >= cut
+			}
+			if !full {
+				continue
+			}
+			got = out.Summary.Measures[i].Value
+		} else {
+			if numRet[e.qid] < cut {
+				continue
+			}
+			got = pq.rows[e.qid][i]
+		}
+		unj, _ := strconv.ParseFloat(e.value, 64)
+		if math.Abs(got-(1-unj)) > 0.5e-4+1e-12 {
+			t.Errorf("%s:%d: Judged@%d for %s = %.6f, trec_eval unj_%d %s", c.name, e.line, cut, e.qid, got, cut, e.value)
 		}
 		compared++
 	}
-	if compared != c.lines {
-		t.Fatalf("%s: compared %d lines, want %d", c.name, compared, c.lines)
-	}
-	t.Logf("%s: %d values agree with trec_eval (%d measures)", c.name, compared, len(measures))
+	return compared
 }
