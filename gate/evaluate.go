@@ -216,15 +216,15 @@ func evaluateGate(g Gate, s *summary.Summary, base *baselineSource) (summary.Gat
 			switch {
 			case g.Significant && pvalue != nil && *pvalue >= g.Alpha:
 				r.Regression = RegressionWithinNoise
-				r.Reasons = append(r.Reasons, fmt.Sprintf("%s dropped %s, but the drop is not significant (p = %s ≥ %v)",
-					label(g), points(value-bv), pfmt(*pvalue), g.Alpha))
+				r.Reasons = append(r.Reasons, fmt.Sprintf("%s dropped %s, but the drop is not significant (%s ≥ %v)",
+					label(g), points(value-bv), pText(*pvalue), g.Alpha))
 			case g.Significant && pvalue == nil:
 				r.Regression = RegressionRegressed
 				failures = append(failures, msg+"; significance not checked: it needs per-query pairs (--baseline-run)")
 			default:
 				r.Regression = RegressionRegressed
 				if pvalue != nil {
-					msg += fmt.Sprintf("; p = %s", pfmt(*pvalue))
+					msg += "; " + pText(*pvalue)
 				}
 				failures = append(failures, msg)
 			}
@@ -286,9 +286,21 @@ func Humanize(name string) string {
 	if m, err := metric.Parse(name); err == nil && !strings.Contains(name, "_") {
 		return MeasureWords(m)
 	}
-	s := strings.ReplaceAll(name, "_at_", "@")
-	return strings.ReplaceAll(s, "_", " ")
+	words := strings.Fields(strings.ReplaceAll(strings.ReplaceAll(name, "_at_", "@"), "_", " "))
+	for i, w := range words {
+		base, cut, _ := strings.Cut(w, "@")
+		if a, ok := acronyms[strings.ToLower(base)]; ok {
+			words[i] = a
+			if cut != "" {
+				words[i] += "@" + cut
+			}
+		}
+	}
+	return strings.Join(words, " ")
 }
+
+// acronyms are the measure names written in capitals in prose.
+var acronyms = map[string]string{"mrr": "MRR", "map": "MAP", "ndcg": "nDCG", "rr": "RR", "ap": "AP"}
 
 // MeasureWords names a measure for readers who are not IR specialists.
 func MeasureWords(m metric.Measure) string {
@@ -332,6 +344,14 @@ func points(d float64) string {
 }
 
 func pointsAbs(d float64) string { return fmt.Sprintf("%.1f points", 100*d) }
+
+// pText states a p-value in a sentence: "p = 0.012", "p < 0.001".
+func pText(p float64) string {
+	if p < 0.001 {
+		return "p < 0.001"
+	}
+	return "p = " + pfmt(p)
+}
 
 func pfmt(p float64) string {
 	if p < 0.001 {

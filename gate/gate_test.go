@@ -54,7 +54,7 @@ func TestSeedCriteriaVerdicts(t *testing.T) {
 		{"pass", sum(0.874, 0.70, "g"), sum(0.870, 0.71, "g"), VerdictPass, 0,
 			"✅ All 2 gates pass: retrieval recall@5 87.4% (+0.4 points).", []string{RegressionOK, RegressionOK}},
 		{"warn: mrr below its floor", sum(0.874, 0.60, "g"), sum(0.870, 0.61, "g"), VerdictWarn, 0,
-			"⚠️ Passes with warnings: retrieval mrr is 60.0%, below the floor of 62.0%.", []string{RegressionOK, RegressionOK}},
+			"⚠️ Passes with warnings: retrieval MRR is 60.0%, below the floor of 62.0%.", []string{RegressionOK, RegressionOK}},
 		{"fail: recall dropped", sum(0.812, 0.70, "g"), sum(0.870, 0.70, "g"), VerdictFail, 1,
 			"❌ Blocked: retrieval recall@5 is 81.2%, below the floor of 85.0% (and 0 more",
 			[]string{RegressionRegressed, RegressionOK}},
@@ -293,7 +293,7 @@ func TestCriteriaErrors(t *testing.T) {
 
 func TestHumanize(t *testing.T) {
 	for in, want := range map[string]string{
-		"retrieval_recall_at_5": "retrieval recall@5", "retrieval_mrr": "retrieval mrr",
+		"retrieval_recall_at_5": "retrieval recall@5", "retrieval_mrr": "retrieval MRR", "retrieval_ndcg_at_10": "retrieval nDCG@10", "legal_map": "legal MAP",
 		"R@5": "recall@5", "RR": "MRR", "Success@10": "hit rate@10", "nDCG@10": "nDCG@10", "AP": "MAP",
 	} {
 		if got := Humanize(in); got != want {

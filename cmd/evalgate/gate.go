@@ -37,6 +37,10 @@ func gateCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if s.Baseline != nil && c.String("baseline") != "" {
+				return usagef("%s already compares with its baseline run %s (scored with --baseline-run); --baseline would be a second baseline",
+					c.String("summary"), s.Baseline.Input.Path)
+			}
 			g, err := gatingFromFlags(c, s.Baseline != nil)
 			if err != nil {
 				return err

@@ -62,7 +62,7 @@ func TestSeedCriteriaGateARun(t *testing.T) {
 		text         []string
 	}{
 		{"pass", 80, 8, 0, "PASS", []string{"✅ All 2 gates pass: retrieval recall@5 88.0% (+1.0 points)."}},
-		{"warn", 40, 47, 0, "WARN", []string{"⚠️ Passes with warnings: retrieval mrr is 55.7%, below the floor of 62.0%"}},
+		{"warn", 40, 47, 0, "WARN", []string{"⚠️ Passes with warnings: retrieval MRR is 55.7%, below the floor of 62.0%"}},
 		{"fail", 74, 7, 1, "FAIL", []string{"❌ Blocked: retrieval recall@5 is 81.0%, below the floor of 85.0%",
 			"retrieval recall@5 dropped from 87.0% to 81.0% (−6.0 points, more than the 3.0 points allowed)"}},
 	}
