@@ -3,6 +3,8 @@ package gate
 import (
 	"bytes"
 	"errors"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -398,5 +400,27 @@ func TestTagGateSignificance(t *testing.T) {
 	run.Comparison.Groups[0].Measures[0].PValue = &clear
 	if v, _ = Evaluate(c, run, Options{}); v.Verdict != VerdictFail || !strings.Contains(v.Headline, "p = 0.003") {
 		t.Fatalf("significant tag drop passed: %+v", v)
+	}
+}
+
+// The criteria files shown in the README and docs/gate.md are valid: a
+// user copying them gets no error.
+func TestDocumentedCriteriaParse(t *testing.T) {
+	block := regexp.MustCompile("(?s)```yaml\n(gates:.*?)```")
+	n := 0
+	for _, doc := range []string{"../README.md", "../docs/gate.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range block.FindAllSubmatch(b, -1) {
+			if _, err := ParseCriteria(doc, m[1]); err != nil {
+				t.Errorf("%s: %v\n%s", doc, err, m[1])
+			}
+			n++
+		}
+	}
+	if n < 2 {
+		t.Fatalf("found %d criteria examples, want one in each document", n)
 	}
 }
