@@ -305,11 +305,10 @@ func lineChart(id, label string, series [][]float64, colors []string, floor *flo
 		i := t * (n - 1) / max(ticks-1, 1)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", xAt(i), top+height+16, html.EscapeString(xlabels(i)))
 	}
-	if floor != nil {
-		fmt.Fprintf(&b, `<line class="floor" x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s" stroke-dasharray="6 4" stroke-width="1.5"/>`+"\n",
-			left, yAt(*floor), left+width, yAt(*floor), colorFloor)
-	}
-	for si, s := range series {
+	// The first series (the run) is drawn last, on top: where the run and
+	// the baseline coincide the reader sees the run.
+	for si := len(series) - 1; si >= 0; si-- {
+		s := series[si]
 		var pts []string
 		for i, v := range s {
 			if math.IsNaN(v) {
@@ -328,6 +327,14 @@ func lineChart(id, label string, series [][]float64, colors []string, floor *flo
 			}
 			b.WriteString("\n")
 		}
+	}
+	if floor != nil {
+		// On top of the series, dashed so they show through, and on whole
+		// pixels (2 wide) so the threshold is crisp, not smeared over
+		// three rows by anti-aliasing.
+		y := math.Round(yAt(*floor))
+		fmt.Fprintf(&b, `<line class="floor" x1="%d" y1="%.0f" x2="%d" y2="%.0f" stroke="%s" stroke-dasharray="6 4" stroke-width="2"/>`+"\n",
+			left, y, left+width, y, colorFloor)
 	}
 	b.WriteString("</svg>\n")
 	return b.String()

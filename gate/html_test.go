@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func richSummary(t *testing.T) (*summary.Summary, []*summary.Summary) {
 	curve := &summary.Curve{}
 	for k := 1; k <= 100; k++ {
 		curve.Run = append(curve.Run, 1-1/float64(k+1))
-		curve.Baseline = append(curve.Baseline, 1-1/float64(k+2))
+		curve.Baseline = append(curve.Baseline, 0.8*(1-1/float64(k+2))) // below the run: both visible
 	}
 	s.RecallCurve = curve
 	v, err := Evaluate(seed(t), s, Options{})
@@ -116,8 +117,24 @@ func TestHTMLRendersInChromium(t *testing.T) {
 			t.Errorf("rendered DOM lacks %q", want)
 		}
 	}
-	shot := filepath.Join(dir, "report.png")
-	run("--screenshot="+shot, "--window-size=1200,2600", "file://"+page)
+	// Each chart of the report, cut out and drawn alone at a known place:
+	// the pixels of a series' colour in a chart's region can then come
+	// only from that chart (not from legend swatches or the red FAIL
+	// text elsewhere on the page).
+	charts := regexp.MustCompile(`(?s)<svg [^>]*id="([^"]+)".*?</svg>`).FindAllStringSubmatch(b.String(), -1)
+	const slot = 400 // px per chart; every chart is shorter
+	var lay strings.Builder
+	lay.WriteString("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>body{margin:0;background:#fff}</style></head><body>")
+	for i, c := range charts {
+		fmt.Fprintf(&lay, `<div style="position:absolute;left:0;top:%dpx">%s</div>`, i*slot, c[0])
+	}
+	lay.WriteString("</body></html>")
+	layout := filepath.Join(dir, "charts.html")
+	if err := os.WriteFile(layout, []byte(lay.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(dir, "charts.png")
+	run("--screenshot="+shot, fmt.Sprintf("--window-size=900,%d", len(charts)*slot), "file://"+layout)
 	f, err := os.Open(shot)
 	if err != nil {
 		t.Fatal(err)
@@ -136,24 +153,50 @@ func TestHTMLRendersInChromium(t *testing.T) {
 		}
 		return d(r, r2) < 24 && d(g, g2) < 24 && d(b, b2) < 24
 	}
-	runPx, basePx, floorPx := 0, 0, 0
-	bounds := img.Bounds()
-	for y := bounds.Min.Y; y < bounds.Max.Y; y++ {
-		for x := bounds.Min.X; x < bounds.Max.X; x++ {
-			r, g, b, _ := img.At(x, y).RGBA()
-			r, g, b = r>>8, g>>8, b>>8
-			switch {
-			case near(r, g, b, 0x1f, 0x6f, 0xeb):
-				runPx++
-			case near(r, g, b, 0x9a, 0x67, 0x00):
-				basePx++
-			case near(r, g, b, 0xcf, 0x22, 0x2e):
-				floorPx++
+	type counts struct{ run, base, floor int }
+	count := func(region int) counts {
+		var c counts
+		bounds := img.Bounds()
+		for y := max(bounds.Min.Y, region*slot); y < min(bounds.Max.Y, (region+1)*slot); y++ {
+			for x := bounds.Min.X; x < bounds.Max.X; x++ {
+				r, g, b, _ := img.At(x, y).RGBA()
+				r, g, b = r>>8, g>>8, b>>8
+				switch {
+				case near(r, g, b, 0x1f, 0x6f, 0xeb):
+					c.run++
+				case near(r, g, b, 0x9a, 0x67, 0x00):
+					c.base++
+				case near(r, g, b, 0xcf, 0x22, 0x2e):
+					c.floor++
+				}
 			}
 		}
+		return c
 	}
-	if runPx < 2000 || basePx < 500 || floorPx < 100 {
-		t.Fatalf("the screenshot shows %d run, %d baseline and %d floor pixels: the charts did not render", runPx, basePx, floorPx)
+	// What each chart must show, in pixels: a 700-pixel-wide line of 2
+	// pixels gives about 1000 (less where another line crosses it), five
+	// point markers alone under 200; a bar of the tag chart over 4000.
+	want := map[string]counts{
+		"tag-chart":    {run: 4000, base: 4000},
+		"recall-curve": {run: 600, base: 600},
+		"trend-R-5":    {run: 600, floor: 300},
+		"trend-RR":     {run: 600, floor: 300},
 	}
-	t.Logf("rendered: %d run, %d baseline, %d floor pixels", runPx, basePx, floorPx)
+	seen := 0
+	for i, c := range charts {
+		w, ok := want[c[1]]
+		if !ok {
+			continue
+		}
+		seen++
+		got := count(i)
+		if got.run < w.run || got.base < w.base || got.floor < w.floor {
+			t.Errorf("chart %s shows %d run, %d baseline and %d floor pixels; want at least %d, %d and %d",
+				c[1], got.run, got.base, got.floor, w.run, w.base, w.floor)
+		}
+		t.Logf("chart %s: %d run, %d baseline, %d floor pixels", c[1], got.run, got.base, got.floor)
+	}
+	if seen != len(want) {
+		t.Fatalf("the report has %d of the %d charts checked", seen, len(want))
+	}
 }
