@@ -38,6 +38,13 @@ type Options struct {
 	// RecallRate is the chance that a relevant document is retrieved
 	// (default 0.7).
 	RecallRate float64
+	// RankDecay models where a retrieved relevant document lands. 0 (the
+	// default, ranx's benchmark setup): at a uniformly random rank, a
+	// later one possibly taking an earlier one's place. In (0,1): at rank
+	// r+1 with probability proportional to RankDecay^r, moved down to the
+	// next free rank if taken, as a useful retriever ranks them (0.5:
+	// about half of them first, most in the top 5).
+	RankDecay float64
 }
 
 // Query is one generated query.
@@ -74,6 +81,12 @@ func (o Options) Validate() error {
 	if o.Depth < 1 || o.Depth > 100000 {
 		return fmt.Errorf("synth: --depth %d: want 1..100000", o.Depth)
 	}
+	if !(o.RecallRate >= 0 && o.RecallRate <= 1) {
+		return fmt.Errorf("synth: --recall %v: want 0..1", o.RecallRate)
+	}
+	if !(o.RankDecay >= 0 && o.RankDecay < 1) {
+		return fmt.Errorf("synth: --rank-decay %v: want 0 (uniform ranks) or a value below 1", o.RankDecay)
+	}
 	return nil
 }
 
@@ -99,13 +112,36 @@ func (o Options) Generate(i int) Query {
 		q.Relevant = append(q.Relevant, docID(rel[j]))
 		q.Grades = append(q.Grades, int32(1+r.IntN(5)))
 	}
+	// The gold set (relevant documents, grades, tags) is drawn before the
+	// ranking, so it depends only on Seed and i: runs of different quality
+	// share it.
+	if o.Tags {
+		q.Tags = [][2]string{{"category", categories[r.IntN(len(categories))]}, {"difficulty", difficulties[r.IntN(len(difficulties))]}}
+	}
 	ranking := make([]int, o.Depth)
 	for j := range ranking {
 		ranking[j] = -1
 	}
 	for _, d := range rel {
-		if r.Float64() < o.RecallRate {
+		if r.Float64() >= o.RecallRate {
+			continue
+		}
+		if o.RankDecay == 0 {
 			ranking[r.IntN(o.Depth)] = d // a later one may take the slot: fine
+			continue
+		}
+		// A geometric rank by repeated draws (integers and comparisons
+		// only, so every platform generates the same files), then the
+		// next free rank.
+		pos := 0
+		for pos < o.Depth-1 && r.Float64() < o.RankDecay {
+			pos++
+		}
+		for pos < o.Depth && ranking[pos] >= 0 {
+			pos++
+		}
+		if pos < o.Depth {
+			ranking[pos] = d
 		}
 	}
 	for j := range ranking {
@@ -118,9 +154,6 @@ func (o Options) Generate(i int) Query {
 		score -= 0.1 + 0.9*r.Float64()
 		q.Ranking = append(q.Ranking, docID(d))
 		q.Scores = append(q.Scores, float64(int64(score*1e4))/1e4)
-	}
-	if o.Tags {
-		q.Tags = [][2]string{{"category", categories[r.IntN(len(categories))]}, {"difficulty", difficulties[r.IntN(len(difficulties))]}}
 	}
 	return q
 }

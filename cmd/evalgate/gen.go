@@ -15,13 +15,17 @@ func genCommand() *cli.Command {
 		Name:  "gen",
 		Usage: "write a synthetic gold set and run (for benchmarks and trials)",
 		Description: "Each query has 1-9 relevant documents graded 1-5 and a ranking of --depth documents " +
-			"(the setup ranx benchmarks with). Output depends only on the flags.",
+			"(the setup ranx benchmarks with). Output depends only on the flags. The gold set depends only on " +
+			"--queries and --seed, so runs of different quality (--recall, --rank-decay) share it.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "queries", Aliases: []string{"n"}, Value: 1000, Usage: "number of queries"},
 			&cli.IntFlag{Name: "depth", Aliases: []string{"k"}, Value: 100, Usage: "documents ranked per query"},
 			&cli.Uint64Flag{Name: "seed", Aliases: []string{"s"}, Value: 1, Usage: "random seed"},
 			&cli.StringFlag{Name: "format", Value: "trec", Usage: "trec, jsonl, arrow or parquet"},
 			&cli.BoolFlag{Name: "tags", Usage: "add category and difficulty tags (jsonl, arrow, parquet)"},
+			&cli.Float64Flag{Name: "recall", Value: 0.7, Usage: "chance that the run retrieves a relevant document"},
+			&cli.Float64Flag{Name: "rank-decay", Usage: "0: relevant documents at uniformly random ranks (ranx's benchmark setup); " +
+				"in (0,1): near the top, like a useful retriever (0.5: about half of them first)"},
 			&cli.StringFlag{Name: "out", Value: ".", Usage: "directory for gold.* and run.*"},
 		},
 		Action: func(c *cli.Context) error {
@@ -32,7 +36,8 @@ func genCommand() *cli.Command {
 			if c.Bool("tags") && f == schema.FormatTREC {
 				return usagef("--tags needs --format jsonl, arrow or parquet: TREC files carry no tags")
 			}
-			o := synth.Options{Queries: c.Int("queries"), Depth: c.Int("depth"), Seed: c.Uint64("seed"), Format: f, Tags: c.Bool("tags")}
+			o := synth.Options{Queries: c.Int("queries"), Depth: c.Int("depth"), Seed: c.Uint64("seed"), Format: f, Tags: c.Bool("tags"),
+				RecallRate: c.Float64("recall"), RankDecay: c.Float64("rank-decay")}
 			if err := o.Validate(); err != nil {
 				return usageError{err}
 			}
