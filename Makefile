@@ -1,6 +1,6 @@
 # evalgate — build, test, benchmark.
 #
-#   make demo        build, generate sample data, score it through the queue
+#   make demo        build, generate sample data, score and gate it through the queue
 #   make test        vet + all tests (race detector) + short fuzz runs
 #   make bench       benchmarks (kernel, ingest, distributed, worker scaling)
 #   make lint        gofmt, go vet, staticcheck
@@ -17,9 +17,15 @@ DEMO_QUERIES ?= 20000
 build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/evalgate
 
+# A production retriever (the baseline) and a candidate, on one synthetic
+# gold set; the candidate is scored through the queue and gated.
 demo: build
-	$(BIN) gen --queries $(DEMO_QUERIES) --depth 100 --format jsonl --tags --out demo
-	$(BIN) run --gold demo/gold.jsonl --run demo/run.jsonl
+	$(BIN) gen --queries $(DEMO_QUERIES) --depth 100 --format jsonl --tags --seed 7 \
+		--recall 0.95 --rank-decay 0.45 --out demo/production
+	$(BIN) gen --queries $(DEMO_QUERIES) --depth 100 --format jsonl --tags --seed 7 \
+		--recall 0.97 --rank-decay 0.35 --out demo
+	$(BIN) run --gold demo/gold.jsonl --run demo/run.jsonl --baseline-run demo/production/run.jsonl \
+		--criteria examples/ship-criteria.yaml --report demo/report
 
 test: unit fuzz
 
