@@ -1,5 +1,3 @@
-// Command evalgate scores retrieval runs against gold sets and gates
-// releases on the result. See README.md.
 package main
 
 import (
