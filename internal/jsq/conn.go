@@ -37,6 +37,12 @@ type Options struct {
 	TLSKey       string
 	TLSFirst     bool // TLS handshake before the NATS INFO (TLS-terminating proxies)
 
+	// Nkey and SignNonce authenticate with an nkey held in memory (the
+	// embedded server's internal user): the public key, and a function
+	// that signs the server's nonce.
+	Nkey      string
+	SignNonce func(nonce []byte) ([]byte, error)
+
 	Logger zerolog.Logger
 }
 
@@ -142,6 +148,12 @@ func clientOptions(o Options) ([]nats.Option, error) {
 			return nil, fmt.Errorf("read nkey seed %s: %w", o.NkeySeedFile, err)
 		}
 		opts = append(opts, opt)
+	}
+	if o.Nkey != "" {
+		if o.SignNonce == nil {
+			return nil, errors.New("nkey without a signing function")
+		}
+		opts = append(opts, nats.Nkey(o.Nkey, o.SignNonce))
 	}
 	if o.User != "" {
 		opts = append(opts, nats.UserInfo(o.User, o.Password))

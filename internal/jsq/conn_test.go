@@ -85,6 +85,12 @@ func TestClientOptions(t *testing.T) {
 			}
 			signedByKP(t, o)
 		}},
+		{name: "nkey in memory", in: Options{Nkey: pub, SignNonce: kp.Sign}, check: func(t *testing.T, o *nats.Options) {
+			if o.Nkey != pub {
+				t.Errorf("nkey %q, want %q", o.Nkey, pub)
+			}
+			signedByKP(t, o)
+		}},
 		{name: "creds file", in: Options{CredsFile: credsFile}, check: func(t *testing.T, o *nats.Options) {
 			if o.UserJWT == nil {
 				t.Fatal("no user JWT callback")
@@ -112,6 +118,7 @@ func TestClientOptions(t *testing.T) {
 				t.Errorf("handshake first %v, secure %v", o.TLSHandshakeFirst, o.Secure)
 			}
 		}},
+		{name: "nkey without signer", in: Options{Nkey: pub}, err: "signing function"},
 		{name: "missing creds file", in: Options{CredsFile: filepath.Join(dir, "nope.creds")}, err: "nope.creds"},
 		{name: "missing nkey seed file", in: Options{NkeySeedFile: filepath.Join(dir, "nope.nk")}, err: "nope.nk"},
 		{name: "ca without certificates", in: Options{TLSCA: seedFile}, err: "no certificates found"},
