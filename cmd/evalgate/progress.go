@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -19,27 +20,35 @@ const (
 	progressRedraw = 100 * time.Millisecond
 	// progressEvery is the least time between two progress lines off a
 	// terminal (the first and the last are always written).
-	progressEvery = 5 * time.Second
+	progressEvery = 10 * time.Second
 	// progressBarWidth is the width of the bar between its brackets.
 	progressBarWidth = 20
 )
 
 // progressReporter shows a job's progress on stderr: a one-line bar on a
-// terminal, structured log lines at intervals elsewhere.
+// terminal, structured log lines at intervals elsewhere. In cluster mode
+// it also announces the job id and how to resume the job, whatever the
+// progress mode and the log level: without it a crashed coordinator's job
+// cannot be resumed.
 type progressReporter struct {
 	w     io.Writer      // the terminal, for the bar
 	bar   bool           // draw the bar on w
 	lines bool           // write progress lines to log
 	log   zerolog.Logger // progress lines
+	info  zerolog.Logger // lines shown even at --log-level warn
 
-	drawn   bool
-	last    time.Time
-	started time.Time
+	resumeURLs string // set in cluster mode: announce the job
+	announced  bool
+	drawn      bool
+	last       time.Time
+	started    time.Time
 }
 
 // newProgress makes the reporter for --progress mode: "auto" draws the
-// bar on a terminal and otherwise writes progress lines at info level;
-// "on" always draws the bar; "off" shows nothing.
+// bar on a terminal and otherwise writes progress lines at info level
+// (shown with --log-level info); "on" draws the bar on a terminal and
+// otherwise writes the lines whatever the log level (JSON unless
+// --log-format console); "off" shows nothing.
 func newProgress(mode string, w io.Writer, log zerolog.Logger) (*progressReporter, error) {
 	tty := false
 	if f, ok := w.(*os.File); ok {
@@ -49,12 +58,17 @@ func newProgress(mode string, w io.Writer, log zerolog.Logger) (*progressReporte
 }
 
 func newProgressFor(mode string, tty bool, w io.Writer, log zerolog.Logger) (*progressReporter, error) {
-	p := &progressReporter{w: w, log: log, started: time.Now()}
+	info := log
+	if log.GetLevel() > zerolog.InfoLevel {
+		info = log.Level(zerolog.InfoLevel)
+	}
+	p := &progressReporter{w: w, log: log, info: info, started: time.Now()}
 	switch mode {
 	case "auto":
 		p.bar, p.lines = tty, !tty
 	case "on":
-		p.bar = true
+		p.bar, p.lines = tty, !tty
+		p.log = info
 	case "off":
 	default:
 		return nil, usagef("--progress %q: want auto, on or off", mode)
@@ -62,7 +76,17 @@ func newProgressFor(mode string, tty bool, w io.Writer, log zerolog.Logger) (*pr
 	return p, nil
 }
 
+// announceResume makes the reporter name the job, once known, with the
+// command that resumes it on the server at urls (--nats).
+func (p *progressReporter) announceResume(urls string) { p.resumeURLs = urls }
+
 func (p *progressReporter) update(pr coordinator.Progress) {
+	if pr.Job != "" && p.resumeURLs != "" && !p.announced {
+		p.announced = true
+		p.info.Info().Str("job", pr.Job).
+			Str("resume", fmt.Sprintf("evalgate run --nats %s --resume %s", withoutUserInfo(p.resumeURLs), pr.Job)).
+			Msg("job started; if this coordinator stops before the end, resume the job with the same credentials")
+	}
 	final := pr.Tasks > 0 && pr.TasksDone >= pr.Tasks
 	switch {
 	case p.bar:
@@ -133,4 +157,17 @@ func countOrQ(n int) string {
 		return "?"
 	}
 	return fmt.Sprint(n)
+}
+
+// withoutUserInfo drops credentials from comma-separated server URLs, so
+// that they are not printed: the user passes them as before.
+func withoutUserInfo(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, s := range parts {
+		if u, err := url.Parse(strings.TrimSpace(s)); err == nil && u.User != nil {
+			u.User = nil
+			parts[i] = u.String()
+		}
+	}
+	return strings.Join(parts, ",")
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/evalgate/evalgate/coordinator"
+	"github.com/evalgate/evalgate/internal/embedded"
+	"github.com/evalgate/evalgate/summary"
 )
 
 var (
@@ -102,5 +105,77 @@ func TestProgressBarAcrossPhases(t *testing.T) {
 	}
 	if !strings.HasSuffix(buf.String(), "\r\x1b[K") {
 		t.Error("finish did not clear the bar")
+	}
+}
+
+func TestWithoutUserInfo(t *testing.T) {
+	got := withoutUserInfo("nats://alice:s3cret@a:4222,nats://t0ken@b:4222,nats://c:4222")
+	if want := "nats://a:4222,nats://b:4222,nats://c:4222"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestRunClusterModeNamesTheJob: `run --nats` off a terminal, at the
+// default log level, names its job on stderr with the command that
+// resumes it, and keeps stdout for the summary; with --progress on it
+// adds JSON progress lines, the last one complete.
+func TestRunClusterModeNamesTheJob(t *testing.T) {
+	srv, err := embedded.Start(embedded.Options{StoreDir: t.TempDir(), Listen: "127.0.0.1:-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	dir := t.TempDir()
+	g, r := write(t, dir, "g.qrels", goldQrels), write(t, dir, "r.trec", runTREC)
+	url := strings.Replace(srv.ClientURL(), "nats://", "nats://someone:secret@", 1) // not to be echoed
+
+	for _, progress := range []string{"auto", "on"} {
+		code, out, errs := evalgate(t, "run", "--nats", url, "--workers", "2", "--gold", g, "--run", r, "-m", "RR",
+			"-f", "json", "--progress", progress)
+		if code != 0 {
+			t.Fatalf("--progress %s: exit %d:\n%s", progress, code, errs)
+		}
+		s, err := summary.ReadJSON(strings.NewReader(out))
+		if err != nil {
+			t.Fatalf("--progress %s: stdout is not just the summary: %v\n%s", progress, err, out)
+		}
+		job := s.Execution.Job
+		if job == "" {
+			t.Fatal("the summary names no job")
+		}
+		var announced bool
+		var lastProgress map[string]any
+		for _, line := range strings.Split(strings.TrimSpace(errs), "\n") {
+			if line == "" {
+				continue
+			}
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatalf("--progress %s: stderr line is not JSON: %q", progress, line)
+			}
+			if rec["job"] == job && rec["resume"] == "evalgate run --nats "+srv.ClientURL()+" --resume "+job {
+				announced = true
+			}
+			if rec["message"] == "progress" {
+				lastProgress = rec
+			}
+		}
+		if !announced {
+			t.Errorf("--progress %s: stderr does not name job %s with its resume command:\n%s", progress, job, errs)
+		}
+		if strings.Contains(errs, "secret") {
+			t.Errorf("--progress %s: stderr shows the URL's password:\n%s", progress, errs)
+		}
+		switch {
+		case progress == "auto" && lastProgress != nil:
+			t.Errorf("progress lines at --log-level warn with --progress auto:\n%s", errs)
+		case progress == "on" && lastProgress == nil:
+			t.Errorf("no progress line with --progress on:\n%s", errs)
+		case progress == "on":
+			if lastProgress["tasks_done"] != lastProgress["tasks"] || lastProgress["queries_done"] != float64(2) ||
+				lastProgress["percent"] != float64(100) || lastProgress["job"] != job {
+				t.Errorf("last progress line %v, want the finished job", lastProgress)
+			}
+		}
 	}
 }
