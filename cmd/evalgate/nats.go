@@ -65,11 +65,14 @@ func natsOptions(c *cli.Context, name string) jsq.Options {
 
 // connectWithRetry connects, retrying while no server answers (a worker
 // may start before the server) but failing at once on rejected
-// credentials.
+// credentials or connection options that cannot work.
 func connectWithRetry(ctx context.Context, o jsq.Options, wait time.Duration, onWait func(error)) (*jsq.Conn, error) {
 	deadline := time.Now().Add(wait)
 	for {
 		conn, err := jsq.Connect(ctx, o)
+		if errors.Is(err, jsq.ErrInvalidOptions) {
+			return nil, usageError{err}
+		}
 		if err == nil || wait <= 0 || time.Now().After(deadline) || isAuthError(err) {
 			return conn, err
 		}

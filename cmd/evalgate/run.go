@@ -32,7 +32,7 @@ func runCommand() *cli.Command {
 		&cli.StringFlag{Name: "store", Usage: "embedded server's store directory (default: a temporary directory, removed at exit)"},
 		&cli.DurationFlag{Name: "timeout", Usage: "fail the job if it has not finished after this long (0: wait forever)"},
 		&cli.StringFlag{Name: "resume", Usage: "resume job JOB after a coordinator crash (with --nats; the inputs must be unchanged)"},
-		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress bar: auto (on a terminal), on or off"},
+		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress on stderr: auto (a bar on a terminal, else lines at --log-level info), on (a bar on a terminal, else a JSON line every 10s) or off"},
 		&cli.DurationFlag{Name: "wait-server", Value: time.Minute, Usage: "with --nats, keep retrying until JetStream answers this long"},
 	)
 	return &cli.Command{
@@ -165,6 +165,9 @@ func runAction(c *cli.Context) error {
 	bar, err := newProgress(c.String("progress"), c.App.ErrWriter, log)
 	if err != nil {
 		return err
+	}
+	if external {
+		bar.announceResume(c.String("nats")) // the job id, whatever the log level
 	}
 	res, err := coordinator.RunDistributed(ctx, job, conn, coordinator.DistOptions{
 		Shards:       shards,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -18,7 +19,9 @@ func serverCommand() *cli.Command {
 		Name:  "server",
 		Usage: "run a standalone JetStream server for workers and coordinators (small deployments, dev boxes)",
 		Description: "Listens on 127.0.0.1 unless --listen says otherwise; a non-loopback address needs " +
-			"authentication (--user/--password, --token or a --config file). Creates the evalgate streams.",
+			"client authentication: --user/--password, --token, or users, nkeys, a token, operator JWTs or " +
+			"verified client certificates in a --config file (not both the flags and the file). " +
+			"Creates the evalgate streams.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:4222", Usage: "host:port for clients"},
 			&cli.StringFlag{Name: "store", Value: "evalgate-data", Usage: "JetStream store directory"},
@@ -38,11 +41,7 @@ func serverCommand() *cli.Command {
 			if err != nil {
 				return usagef("--listen %q: %v", c.String("listen"), err)
 			}
-			auth := c.String("user") != "" || c.String("token") != "" || c.String("config") != ""
 			loopback := host == "localhost" || net.ParseIP(host) != nil && net.ParseIP(host).IsLoopback()
-			if !loopback && !auth {
-				return usagef("--listen %s exposes the queue beyond this machine: require authentication (--user/--password, --token or --config)", c.String("listen"))
-			}
 			if c.String("user") != "" && c.String("password") == "" {
 				return usagef("--user needs --password (or EVALGATE_SERVER_PASSWORD)")
 			}
@@ -52,23 +51,40 @@ func serverCommand() *cli.Command {
 				Token: c.String("token"), User: c.String("user"), Password: c.String("password"), Logger: &log,
 			}
 			srv, err := embedded.Start(o)
-			if err != nil {
+			var noAuth *embedded.NoAuthError
+			switch {
+			case errors.As(err, &noAuth):
+				return usagef("--listen %s exposes the queue beyond this machine, but %s: require authentication with --user/--password, "+
+					"--token, or an authorization block (users, nkeys, token) or verified client certificates in --config", c.String("listen"), noAuth.Why)
+			case errors.Is(err, embedded.ErrAuthConflict):
+				return usagef("--config %s configures client authentication itself: drop --user/--password and --token "+
+					"(and EVALGATE_SERVER_USER, EVALGATE_SERVER_TOKEN), or move them into the file", c.String("config"))
+			case err != nil:
 				return err
 			}
 			defer srv.Shutdown()
-			// Create the topology through an in-process client with the
-			// same credentials. In a cluster JetStream answers only once
+			// Create the topology through an in-process client that
+			// authenticates as the server's internal user, whatever the
+			// configured auth. In a cluster JetStream answers only once
 			// the nodes have elected a leader: retry for a minute.
-			co := jsq.Options{InProcess: srv, Name: "evalgate-server", User: c.String("user"), Password: c.String("password"), Token: c.String("token"), Logger: log}
-			if err := ensureTopology(c.Context, co, topologyFromFlags(c), log); err != nil {
-				return err
+			streams := fmt.Sprintf("streams %s %s %s %s, consumer %s, buckets %s %s %s", jsq.StreamTasks, jsq.StreamPartials,
+				jsq.StreamDLQ, jsq.StreamAdvisories, jsq.ConsumerWorkers, jsq.BucketJobs, jsq.BucketWorkers, jsq.BucketShards)
+			co := jsq.Options{InProcess: srv, Name: "evalgate-server", Logger: log}
+			if iu, err := srv.InternalUser(); err != nil {
+				log.Warn().Err(err).Msg("evalgate streams not created here: the first `evalgate run --nats` creates them")
+				streams = "streams not created (the first coordinator creates them)"
+			} else {
+				if iu != nil {
+					co.Nkey, co.SignNonce = iu.Nkey, iu.Sign
+				}
+				if err := ensureTopology(c.Context, co, topologyFromFlags(c), log); err != nil {
+					return err
+				}
 			}
-			if !loopback && c.String("config") == "" {
+			if !loopback && !srv.TLS() {
 				log.Warn().Msg("listening beyond loopback without TLS: credentials and data travel in clear text (use --config with a tls block)")
 			}
-			fmt.Fprintf(c.App.ErrWriter, "evalgate server: JetStream on %s, store %s\nstreams %s %s %s %s, consumer %s, buckets %s %s %s\n",
-				srv.ClientURL(), c.String("store"), jsq.StreamTasks, jsq.StreamPartials, jsq.StreamDLQ, jsq.StreamAdvisories,
-				jsq.ConsumerWorkers, jsq.BucketJobs, jsq.BucketWorkers, jsq.BucketShards)
+			fmt.Fprintf(c.App.ErrWriter, "evalgate server: JetStream on %s, store %s\n%s\n", srv.ClientURL(), c.String("store"), streams)
 			<-c.Context.Done()
 			log.Info().Msg("server stopping")
 			return nil

@@ -16,7 +16,7 @@ import (
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "status",
-		Usage:     "show jobs (shards done/pending/failed) and the workers seen",
+		Usage:     "show jobs (tasks done/pending/failed; a task is a part of a shard) and the workers seen",
 		ArgsUsage: "[JOB]",
 		Flags:     natsFlags(),
 		Action: func(c *cli.Context) error {
@@ -47,7 +47,7 @@ func statusCommand() *cli.Command {
 			slices.SortFunc(ms, func(a, b *coordinator.Manifest) int { return a.Created.Compare(b.Created) })
 			var b strings.Builder
 			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "JOB\tSTATE\tSHARDS DONE\tPENDING\tFAILED\tQUERIES\tCREATED\tERROR")
+			fmt.Fprintln(tw, "JOB\tSTATE\tTASKS DONE\tPENDING\tFAILED\tQUERIES\tCREATED\tERROR")
 			for _, m := range ms {
 				counts, err := conn.Counts(c.Context, m.Job)
 				if err != nil {

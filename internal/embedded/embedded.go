@@ -3,24 +3,67 @@
 // listener) and of `evalgate server` (listening, by default on loopback).
 //
 // Its contract: the server never listens beyond loopback unless the caller
-// asks for an explicit non-loopback address; the store is a directory the
-// caller owns (never the shared os.TempDir()/nats default); signals are
-// left to the caller; and in-process clients survive Restart, because they
-// connect through a provider that always forwards to the live server.
+// asks for an explicit non-loopback address, and never beyond loopback
+// without client authentication (judged from the final server options,
+// config file included); the store is a directory the caller owns (never
+// the shared os.TempDir()/nats default); signals are left to the caller;
+// and in-process clients survive Restart, because they connect through a
+// provider that always forwards to the live server.
+//
+// # Internal user
+//
+// When the server requires credentials (users, nkeys, a token), evalgate's
+// own clients in this process authenticate as an internal nkey user
+// generated at Start. Its seed never leaves memory, the server admits it
+// on in-process connections only, and it may publish only JetStream API
+// requests and receive only replies: enough to create the evalgate streams,
+// in the account the configured users share. See Server.InternalUser.
 package embedded
 
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nkeys"
 	"github.com/rs/zerolog"
 )
+
+var (
+	// ErrNoAuth is matched by the error of Start (a *NoAuthError) for a
+	// non-loopback listen address when the options, config file
+	// included, let clients in without credentials.
+	ErrNoAuth = errors.New("embedded: no client authentication")
+	// ErrAuthConflict is returned by Start when User or Token is given
+	// with a config file that configures client authentication itself.
+	ErrAuthConflict = errors.New("embedded: authentication configured twice")
+	// ErrNoInternalUser is returned by InternalUser when the server's
+	// authentication leaves no place for one (operator JWTs, an auth
+	// callout, users in several accounts).
+	ErrNoInternalUser = errors.New("embedded: no internal user")
+)
+
+// NoAuthError says why a server that should listen beyond loopback would
+// admit clients without credentials. It matches ErrNoAuth.
+type NoAuthError struct {
+	Listen string // the listen address
+	Why    string // e.g. "no client authentication is configured"
+}
+
+func (e *NoAuthError) Error() string {
+	return fmt.Sprintf("embedded: listen address %q is not loopback and %s", e.Listen, e.Why)
+}
+
+// Is makes errors.Is(err, ErrNoAuth) true.
+func (e *NoAuthError) Is(target error) bool { return target == ErrNoAuth }
 
 // Options configures the server.
 type Options struct {
@@ -41,7 +84,9 @@ type Options struct {
 	// before the options above (for auth, TLS, limits).
 	ConfigFile string
 	// User and Password, or Token, require authentication without a
-	// config file (a password starting with $2a$ is a bcrypt hash).
+	// config file (a password starting with $2a$ is a bcrypt hash). A
+	// config file that configures authentication itself cannot be
+	// combined with them (ErrAuthConflict).
 	User     string
 	Password string
 	Token    string
@@ -51,10 +96,42 @@ type Options struct {
 
 // Server is a running embedded server.
 type Server struct {
-	opts Options
-	port int
-	live atomic.Pointer[server.Server]
-	mu   sync.Mutex
+	opts  Options
+	port  int
+	live  atomic.Pointer[server.Server]
+	admin nkeys.KeyPair // the internal user's key, for the server's lifetime
+
+	mu       sync.Mutex
+	internal *InternalUser // guarded by mu; nil: no credentials needed
+	noUser   error         // guarded by mu; why there is no internal user
+	tls      bool          // guarded by mu; clients can use TLS
+}
+
+// InternalUser holds the credentials of the server's internal user, for
+// nats.Nkey (jsq.Options.Nkey and SignNonce).
+type InternalUser struct {
+	// Nkey is the user's public key.
+	Nkey string
+	// Sign signs the server's connect nonce with the user's seed.
+	Sign func(nonce []byte) ([]byte, error)
+}
+
+// InternalUser returns the credentials evalgate's own in-process clients
+// use: nil when the server requires none, or an error wrapping
+// ErrNoInternalUser that says why this server's authentication has no
+// place for one. Safe for concurrent use.
+func (s *Server) InternalUser() (*InternalUser, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.internal, s.noUser
+}
+
+// TLS reports whether clients can connect with TLS (a tls block in the
+// config file).
+func (s *Server) TLS() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tls
 }
 
 // Start starts a server and waits until it accepts connections.
@@ -65,7 +142,11 @@ func Start(o Options) (*Server, error) {
 	if o.Name == "" {
 		o.Name = "evalgate"
 	}
-	s := &Server{opts: o, port: -1}
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		return nil, fmt.Errorf("create internal nkey: %w", err)
+	}
+	s := &Server{opts: o, port: -1, admin: kp}
 	if err := s.start(); err != nil {
 		return nil, err
 	}
@@ -80,6 +161,9 @@ func (s *Server) serverOptions() (*server.Options, error) {
 			return nil, fmt.Errorf("read nats config %s: %w", s.opts.ConfigFile, err)
 		}
 		o = fo
+		if a := credentialAuth(o); a != "" && !s.acceptedBy(o) {
+			return nil, fmt.Errorf("%w: %s requires %s; a user or token cannot be added to it", ErrAuthConflict, s.opts.ConfigFile, a)
+		}
 	}
 	if o.ServerName == "" {
 		o.ServerName = s.opts.Name // a cluster config names each node
@@ -95,12 +179,18 @@ func (s *Server) serverOptions() (*server.Options, error) {
 	if s.opts.SyncAlways {
 		o.SyncAlways = true
 	}
-	if s.opts.User != "" {
-		o.Users = []*server.User{{Username: s.opts.User, Password: s.opts.Password}}
+	if !s.acceptedBy(o) { // else the config file has these credentials already
+		if s.opts.User != "" {
+			o.Users = []*server.User{{Username: s.opts.User, Password: s.opts.Password}}
+		}
+		if s.opts.Token != "" {
+			o.Authorization = s.opts.Token
+		}
 	}
-	if s.opts.Token != "" {
-		o.Authorization = s.opts.Token
+	if err := s.addInternalUser(o); err != nil {
+		return nil, err
 	}
+	s.tls = o.TLSConfig != nil
 	if s.opts.Listen == "" {
 		o.DontListen = true
 		o.Host = "127.0.0.1"
@@ -117,8 +207,13 @@ func (s *Server) serverOptions() (*server.Options, error) {
 	if host == "" {
 		return nil, fmt.Errorf("listen address %q: give a host (127.0.0.1 for this machine only)", s.opts.Listen)
 	}
-	if !isLoopback(host) && !s.opts.AllowNonLoopback {
-		return nil, fmt.Errorf("listen address %q is not loopback: pass it explicitly to expose the server", s.opts.Listen)
+	if !isLoopback(host) {
+		if !s.opts.AllowNonLoopback {
+			return nil, fmt.Errorf("listen address %q is not loopback: pass it explicitly to expose the server", s.opts.Listen)
+		}
+		if why := admitsAnonymous(o); why != "" {
+			return nil, &NoAuthError{Listen: s.opts.Listen, Why: why}
+		}
 	}
 	if s.port > 0 {
 		port = s.port // a restart keeps the port clients know
@@ -127,6 +222,139 @@ func (s *Server) serverOptions() (*server.Options, error) {
 	}
 	o.Host, o.Port = host, port
 	return o, nil
+}
+
+// externalAuth names the authentication under o that decides identities
+// and accounts outside the server's own user list, or returns "".
+func externalAuth(o *server.Options) string {
+	switch {
+	case len(o.TrustedOperators) > 0 || len(o.TrustedKeys) > 0:
+		return "operator JWTs"
+	case o.AuthCallout != nil:
+		return "an auth callout"
+	case o.CustomClientAuthentication != nil:
+		return "custom authentication"
+	}
+	return ""
+}
+
+// credentialAuth names what clients must present under o (apart from a
+// TLS client certificate), or returns "" if nothing.
+func credentialAuth(o *server.Options) string {
+	if a := externalAuth(o); a != "" {
+		return a
+	}
+	switch {
+	case len(o.Users) > 0 || len(o.Nkeys) > 0:
+		return "users or nkeys"
+	case o.Username != "":
+		return "a user and password"
+	case o.Authorization != "":
+		return "a token"
+	}
+	return ""
+}
+
+// acceptedBy reports whether o accepts User/Password and Token as they
+// are, e.g. a config file's token repeated in EVALGATE_SERVER_TOKEN.
+func (s *Server) acceptedBy(o *server.Options) bool {
+	if s.opts.User == "" && s.opts.Token == "" {
+		return true
+	}
+	if s.opts.Token != "" && o.Authorization != s.opts.Token {
+		return false
+	}
+	if s.opts.User == "" || o.Username == s.opts.User && o.Password == s.opts.Password {
+		return true
+	}
+	for _, u := range o.Users {
+		if u.Username == s.opts.User && u.Password == s.opts.Password {
+			return true
+		}
+	}
+	return false
+}
+
+// admitsAnonymous says how clients get in without credentials under o, or
+// returns "" if they cannot.
+func admitsAnonymous(o *server.Options) string {
+	if o.NoAuthUser != "" {
+		return fmt.Sprintf("no_auth_user %q admits clients without credentials", o.NoAuthUser)
+	}
+	if credentialAuth(o) == "" && !(o.TLSVerify && o.TLSConfig != nil) {
+		return "no client authentication is configured"
+	}
+	return ""
+}
+
+// addInternalUser adds the internal user to o when clients need
+// credentials, or records why it cannot. Called with mu held or before
+// the server is shared.
+func (s *Server) addInternalUser(o *server.Options) error {
+	s.internal, s.noUser = nil, nil
+	if credentialAuth(o) == "" {
+		return nil // in-process connections skip TLS: nothing to present
+	}
+	if auth := externalAuth(o); auth != "" {
+		s.noUser = fmt.Errorf("%w: clients are authenticated by %s", ErrNoInternalUser, auth)
+		return nil
+	}
+	acc, err := internalAccount(o)
+	if err != nil {
+		s.noUser = err
+		return nil
+	}
+	pub, err := s.admin.PublicKey()
+	if err != nil {
+		return fmt.Errorf("internal nkey: %w", err)
+	}
+	o.Nkeys = append(o.Nkeys, &server.NkeyUser{
+		Nkey:    pub,
+		Account: acc,
+		// jwt.ConnectionTypeInProcess: the key is useless over the network.
+		AllowedConnectionTypes: map[string]struct{}{"IN_PROCESS": {}},
+		Permissions: &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: []string{"$JS.API.>"}},
+			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>"}},
+		},
+	})
+	s.internal = &InternalUser{Nkey: pub, Sign: s.admin.Sign}
+	return nil
+}
+
+// internalAccount is the account the configured users share, outside the
+// system account: the one the evalgate streams belong in. nil is the
+// global account.
+func internalAccount(o *server.Options) (*server.Account, error) {
+	sys := o.SystemAccount
+	if sys == "" {
+		sys = server.DEFAULT_SYSTEM_ACCOUNT
+	}
+	accounts := map[string]*server.Account{}
+	note := func(a *server.Account) {
+		name := server.DEFAULT_GLOBAL_ACCOUNT
+		if a != nil {
+			name = a.Name
+		}
+		if name != sys {
+			accounts[name] = a
+		}
+	}
+	for _, u := range o.Users {
+		note(u.Account)
+	}
+	for _, u := range o.Nkeys {
+		note(u.Account)
+	}
+	if len(accounts) > 1 {
+		names := slices.Sorted(maps.Keys(accounts))
+		return nil, fmt.Errorf("%w: users are in several accounts (%s), so the one for the evalgate streams is not known",
+			ErrNoInternalUser, strings.Join(names, ", "))
+	}
+	for _, a := range accounts {
+		return a, nil
+	}
+	return nil, nil
 }
 
 func isLoopback(host string) bool {

@@ -37,6 +37,12 @@ type Options struct {
 	TLSKey       string
 	TLSFirst     bool // TLS handshake before the NATS INFO (TLS-terminating proxies)
 
+	// Nkey and SignNonce authenticate with an nkey held in memory (the
+	// embedded server's internal user): the public key, and a function
+	// that signs the server's nonce.
+	Nkey      string
+	SignNonce func(nonce []byte) ([]byte, error)
+
 	Logger zerolog.Logger
 }
 
@@ -57,6 +63,17 @@ type Conn struct {
 // ErrUnauthorized is returned by Connect when the server rejects the
 // credentials.
 var ErrUnauthorized = errors.New("nats server rejected the credentials")
+
+// ErrInvalidOptions is matched (with errors.Is) by the errors of Connect
+// that retrying cannot cure: an unreadable credentials, nkey or TLS file,
+// half a client key pair, or TLS settings that do not match the server's.
+var ErrInvalidOptions = errors.New("jsq: invalid connection options")
+
+// optionsError marks err as ErrInvalidOptions without changing its text.
+type optionsError struct{ err error }
+
+func (e optionsError) Error() string   { return e.err.Error() }
+func (e optionsError) Unwrap() []error { return []error{e.err, ErrInvalidOptions} }
 
 // Connect connects and checks that JetStream answers.
 func Connect(ctx context.Context, o Options) (*Conn, error) {
@@ -81,35 +98,11 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 		}),
 		nats.ReconnectHandler(func(*nats.Conn) { c.log.Info().Msg("reconnected to nats") }),
 	}
-	if o.InProcess != nil {
-		opts = append(opts, nats.InProcessServer(o.InProcess))
+	auth, err := clientOptions(o)
+	if err != nil {
+		return nil, optionsError{err}
 	}
-	if o.CredsFile != "" {
-		opts = append(opts, nats.UserCredentials(o.CredsFile))
-	}
-	if o.NkeySeedFile != "" {
-		opt, err := nats.NkeyOptionFromSeed(o.NkeySeedFile)
-		if err != nil {
-			return nil, fmt.Errorf("read nkey seed %s: %w", o.NkeySeedFile, err)
-		}
-		opts = append(opts, opt)
-	}
-	if o.User != "" {
-		opts = append(opts, nats.UserInfo(o.User, o.Password))
-	}
-	if o.Token != "" {
-		opts = append(opts, nats.Token(o.Token))
-	}
-	if o.TLSCA != "" || o.TLSCert != "" {
-		tc, err := tlsConfig(o)
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, nats.Secure(tc))
-	}
-	if o.TLSFirst {
-		opts = append(opts, nats.TLSHandshakeFirst())
-	}
+	opts = append(opts, auth...)
 	url := o.URL
 	if o.InProcess != nil {
 		url = ""
@@ -134,6 +127,53 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 	return c, nil
 }
 
+// clientOptions maps the transport, credential and TLS settings of o to
+// nats.go options, one for one. Files named in o are read (or at least
+// checked) here, so a missing one is reported at once rather than as a
+// connection failure that would be retried.
+func clientOptions(o Options) ([]nats.Option, error) {
+	var opts []nats.Option
+	if o.InProcess != nil {
+		opts = append(opts, nats.InProcessServer(o.InProcess))
+	}
+	if o.CredsFile != "" {
+		if _, err := os.Stat(o.CredsFile); err != nil {
+			return nil, fmt.Errorf("read nats credentials %s: %w", o.CredsFile, err)
+		}
+		opts = append(opts, nats.UserCredentials(o.CredsFile))
+	}
+	if o.NkeySeedFile != "" {
+		opt, err := nats.NkeyOptionFromSeed(o.NkeySeedFile)
+		if err != nil {
+			return nil, fmt.Errorf("read nkey seed %s: %w", o.NkeySeedFile, err)
+		}
+		opts = append(opts, opt)
+	}
+	if o.Nkey != "" {
+		if o.SignNonce == nil {
+			return nil, errors.New("nkey without a signing function")
+		}
+		opts = append(opts, nats.Nkey(o.Nkey, o.SignNonce))
+	}
+	if o.User != "" {
+		opts = append(opts, nats.UserInfo(o.User, o.Password))
+	}
+	if o.Token != "" {
+		opts = append(opts, nats.Token(o.Token))
+	}
+	if o.TLSCA != "" || o.TLSCert != "" || o.TLSKey != "" {
+		tc, err := tlsConfig(o)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, nats.Secure(tc))
+	}
+	if o.TLSFirst {
+		opts = append(opts, nats.TLSHandshakeFirst())
+	}
+	return opts, nil
+}
+
 func where(o Options) string {
 	if o.InProcess != nil {
 		return "the embedded server"
@@ -145,8 +185,11 @@ func connectError(o Options, err error) error {
 	msg := strings.ToLower(err.Error())
 	switch {
 	case errors.Is(err, nats.ErrAuthorization), strings.Contains(msg, "authorization violation"),
-		strings.Contains(msg, "authentication"), errors.Is(err, nats.ErrAuthExpired):
+		strings.Contains(msg, "authentication"), errors.Is(err, nats.ErrAuthExpired),
+		errors.Is(err, nats.ErrNkeysNotSupported): // an nkey for a server that knows none
 		return fmt.Errorf("connect to %s: %w: %v", where(o), ErrUnauthorized, err)
+	case errors.Is(err, nats.ErrSecureConnRequired), errors.Is(err, nats.ErrSecureConnWanted):
+		return optionsError{fmt.Errorf("connect to %s: %w", where(o), err)}
 	case o.InProcess != nil && (errors.Is(err, io.ErrClosedPipe) || strings.Contains(msg, "closed pipe")):
 		// An in-process server closes the pipe on bad credentials.
 		return fmt.Errorf("connect to %s: %w (the server closed the connection: %v)", where(o), ErrUnauthorized, err)
@@ -155,6 +198,9 @@ func connectError(o Options, err error) error {
 }
 
 func tlsConfig(o Options) (*tls.Config, error) {
+	if (o.TLSCert == "") != (o.TLSKey == "") {
+		return nil, errors.New("tls client certificate: give both the certificate and the key file")
+	}
 	tc := &tls.Config{MinVersion: tls.VersionTLS12}
 	if o.TLSCA != "" {
 		pem, err := os.ReadFile(o.TLSCA)
@@ -167,7 +213,7 @@ func tlsConfig(o Options) (*tls.Config, error) {
 		}
 		tc.RootCAs = pool
 	}
-	if o.TLSCert != "" || o.TLSKey != "" {
+	if o.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
 		if err != nil {
 			return nil, fmt.Errorf("load tls client certificate %s: %w", o.TLSCert, err)

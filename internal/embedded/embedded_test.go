@@ -1,0 +1,235 @@
+package embedded
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+
+	"github.com/evalgate/evalgate/internal/jsq"
+)
+
+func writeConfig(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "nats.conf")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const (
+	usersConf  = "authorization { users: [ {user: alice, password: s3cret} ] }\n"
+	tokenConf  = "authorization { token: t0ken }\n"
+	noAuthConf = "authorization { users: [ {user: alice, password: s3cret} ] }\nno_auth_user: alice\n"
+	// Two application accounts: which one holds the streams is unknown.
+	twoAccountsConf = "accounts { A: { jetstream: enabled, users: [ {user: a, password: pa} ] }, " +
+		"B: { jetstream: enabled, users: [ {user: b, password: pb} ] } }\n"
+	// One application account plus a system account user.
+	appAccountConf = "accounts { APP: { jetstream: enabled, users: [ {user: app, password: pw} ] }, " +
+		"SYS: { users: [ {user: admin, password: pa} ] } }\nsystem_account: SYS\n"
+)
+
+// TestNonLoopbackNeedsAuth: a non-loopback listen address is refused
+// unless the final options (config file included) require credentials;
+// a config file's own authentication cannot be mixed with User or Token.
+// Nothing here binds a socket.
+func TestNonLoopbackNeedsAuth(t *testing.T) {
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := kp.PublicKey()
+	for _, tc := range []struct {
+		name   string
+		config string // file content; "" for no file
+		opts   Options
+		want   error
+	}{
+		{name: "no config, no credentials", want: ErrNoAuth},
+		{name: "config without auth", config: "max_payload: 2MB\n", want: ErrNoAuth},
+		{name: "config without auth, user flag", config: "max_payload: 2MB\n", opts: Options{User: "u", Password: "p"}},
+		{name: "config without auth, token flag", config: "max_payload: 2MB\n", opts: Options{Token: "t"}},
+		{name: "user flag", opts: Options{User: "u", Password: "p"}},
+		{name: "config with users", config: usersConf},
+		{name: "config with a token", config: tokenConf},
+		{name: "config with a single user", config: "authorization { user: alice, password: s3cret }\n"},
+		{name: "config with nkeys", config: "authorization { users: [ {nkey: " + pub + "} ] }\n"},
+		{name: "config with accounts", config: appAccountConf},
+		{name: "config with no_auth_user", config: noAuthConf, want: ErrNoAuth},
+		{name: "config with users, user flag", config: usersConf, opts: Options{User: "u", Password: "p"}, want: ErrAuthConflict},
+		{name: "config with a token, other token flag", config: tokenConf, opts: Options{Token: "t"}, want: ErrAuthConflict},
+		// Repeating the file's own credentials adds nothing (docker-compose.yml does).
+		{name: "config with a token, same token flag", config: tokenConf, opts: Options{Token: "t0ken"}},
+		{name: "config with users, same user flag", config: usersConf, opts: Options{User: "alice", Password: "s3cret"}},
+		{name: "config with users, same user, other password", config: usersConf, opts: Options{User: "alice", Password: "x"}, want: ErrAuthConflict},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.opts
+			o.StoreDir, o.Listen, o.AllowNonLoopback, o.Name = t.TempDir(), "0.0.0.0:4222", true, "evalgate"
+			if tc.config != "" {
+				o.ConfigFile = writeConfig(t, tc.config)
+			}
+			s := &Server{opts: o, port: -1, admin: kp}
+			_, err := s.serverOptions()
+			if tc.want == nil && err != nil || tc.want != nil && !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+	// Verified client certificates authenticate too (no files needed to
+	// check the rule itself).
+	if why := admitsAnonymous(&server.Options{TLSConfig: &tls.Config{}, TLSVerify: true}); why != "" {
+		t.Errorf("mutual TLS: %s", why)
+	}
+	if why := admitsAnonymous(&server.Options{TLSConfig: &tls.Config{}}); why == "" {
+		t.Error("TLS without client verification counted as authentication")
+	}
+}
+
+func start(t *testing.T, o Options) *Server {
+	t.Helper()
+	o.StoreDir, o.Listen = t.TempDir(), "127.0.0.1:-1"
+	s, err := Start(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+func connect(t *testing.T, o jsq.Options) (*jsq.Conn, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := jsq.Connect(ctx, o)
+	if err == nil {
+		t.Cleanup(c.Close)
+	}
+	return c, err
+}
+
+// TestInternalUser: under every credential-based auth the server has an
+// internal user that creates the topology in-process, in the account the
+// configured users share, so that they find it; it cannot connect over
+// TCP; and a server without credentials needs none.
+func TestInternalUser(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		opts   Options
+		config string
+		client jsq.Options // a configured client, which must see the topology
+	}{
+		{name: "users in config", config: usersConf, client: jsq.Options{User: "alice", Password: "s3cret"}},
+		{name: "token in config", config: tokenConf, client: jsq.Options{Token: "t0ken"}},
+		{name: "users in an account", config: appAccountConf, client: jsq.Options{User: "app", Password: "pw"}},
+		{name: "user flag", opts: Options{User: "bob", Password: "pw"}, client: jsq.Options{User: "bob", Password: "pw"}},
+		{name: "token flag", opts: Options{Token: "tok"}, client: jsq.Options{Token: "tok"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.opts
+			if tc.config != "" {
+				o.ConfigFile = writeConfig(t, tc.config)
+			}
+			s := start(t, o)
+			iu, err := s.InternalUser()
+			if err != nil || iu == nil {
+				t.Fatalf("internal user %v, %v", iu, err)
+			}
+			setup, err := connect(t, jsq.Options{InProcess: s, Nkey: iu.Nkey, SignNonce: iu.Sign})
+			if err != nil {
+				t.Fatalf("internal user, in-process: %v", err)
+			}
+			if err := setup.EnsureTopology(ctx, jsq.DefaultTopology()); err != nil {
+				t.Fatalf("internal user creates the topology: %v", err)
+			}
+			co := tc.client
+			co.URL = s.ClientURL()
+			c, err := connect(t, co)
+			if err != nil {
+				t.Fatalf("configured client: %v", err)
+			}
+			if _, err := c.Consumer(ctx); err != nil {
+				t.Fatalf("the configured client does not see the topology: %v", err)
+			}
+			if _, err := connect(t, jsq.Options{URL: s.ClientURL(), Nkey: iu.Nkey, SignNonce: iu.Sign}); !errors.Is(err, jsq.ErrUnauthorized) {
+				t.Fatalf("internal user over TCP: %v, want ErrUnauthorized", err)
+			}
+			if _, err := connect(t, jsq.Options{URL: s.ClientURL()}); !errors.Is(err, jsq.ErrUnauthorized) {
+				t.Fatalf("no credentials over TCP: %v, want ErrUnauthorized", err)
+			}
+		})
+	}
+
+	t.Run("least privilege", func(t *testing.T) {
+		s := start(t, Options{ConfigFile: writeConfig(t, usersConf)})
+		iu, _ := s.InternalUser()
+		denied := make(chan error, 1)
+		nc, err := nats.Connect("", nats.InProcessServer(s), nats.Nkey(iu.Nkey, iu.Sign),
+			nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+				select {
+				case denied <- err:
+				default:
+				}
+			}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		if _, err := nc.SubscribeSync("evalgate.>"); err != nil {
+			t.Fatal(err)
+		}
+		if err := nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-denied; !errors.Is(err, nats.ErrPermissionViolation) {
+			t.Fatalf("subscribing beyond _INBOX.>: %v, want a permission violation", err)
+		}
+	})
+
+	t.Run("no credentials needed", func(t *testing.T) {
+		s := start(t, Options{})
+		if iu, err := s.InternalUser(); iu != nil || err != nil {
+			t.Fatalf("internal user %v, %v; want none", iu, err)
+		}
+		if _, err := connect(t, jsq.Options{InProcess: s}); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("identities decided elsewhere", func(t *testing.T) {
+		kp, err := nkeys.CreateUser()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, o := range map[string]*server.Options{
+			"operator":     {TrustedKeys: []string{"OAKEY"}},
+			"auth callout": {AuthCallout: &server.AuthCallout{Account: "AUTH"}, Users: []*server.User{{Username: "auth", Password: "pw"}}},
+		} {
+			s := &Server{admin: kp}
+			if err := s.addInternalUser(o); err != nil {
+				t.Fatal(err)
+			}
+			if s.internal != nil || !errors.Is(s.noUser, ErrNoInternalUser) || len(o.Nkeys) != 0 {
+				t.Errorf("%s: internal user %v, %v, %d nkeys; want none and ErrNoInternalUser", name, s.internal, s.noUser, len(o.Nkeys))
+			}
+		}
+	})
+
+	t.Run("several accounts", func(t *testing.T) {
+		s := start(t, Options{ConfigFile: writeConfig(t, twoAccountsConf)})
+		iu, err := s.InternalUser()
+		if iu != nil || !errors.Is(err, ErrNoInternalUser) || !strings.Contains(err.Error(), "A, B") {
+			t.Fatalf("internal user %v, %v; want ErrNoInternalUser naming the accounts", iu, err)
+		}
+	})
+}
