@@ -11,6 +11,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/rs/zerolog"
+	"github.com/schollz/progressbar/v3"
 
 	"github.com/evalgate/evalgate/coordinator"
 )
@@ -21,15 +22,21 @@ const (
 	// progressEvery is the least time between two progress lines off a
 	// terminal (the first and the last are always written).
 	progressEvery = 10 * time.Second
-	// progressBarWidth is the width of the bar between its brackets.
+	// progressBarWidth is the width of the bar.
 	progressBarWidth = 20
 )
 
-// progressReporter shows a job's progress on stderr: a one-line bar on a
-// terminal, structured log lines at intervals elsewhere. In cluster mode
-// it also announces the job id and how to resume the job, whatever the
-// progress mode and the log level: without it a crashed coordinator's job
-// cannot be resumed.
+// progressReporter shows a job's progress on stderr: a bar on a terminal
+// (github.com/schollz/progressbar), structured log lines at intervals
+// elsewhere. In cluster mode it also announces the job id and how to
+// resume the job, whatever the progress mode and the log level: without
+// it a crashed coordinator's job cannot be resumed.
+//
+// The bar counts queries. While the inputs are still read the total is
+// unknown and a spinner counts the queries scored; once it is known a
+// new, determinate bar takes over. (Changing an indeterminate bar's
+// maximum keeps the spinner's wrapped counter, whose percentage then
+// disagrees with the count: "57% (1717/2000)".)
 type progressReporter struct {
 	w     io.Writer      // the terminal, for the bar
 	bar   bool           // draw the bar on w
@@ -37,9 +44,12 @@ type progressReporter struct {
 	log   zerolog.Logger // progress lines
 	info  zerolog.Logger // lines shown even at --log-level warn
 
+	spin   *progressbar.ProgressBar // while the total is unknown
+	det    *progressbar.ProgressBar // once it is known
+	redraw time.Duration            // least time between two redraws
+
 	resumeURLs string // set in cluster mode: announce the job
 	announced  bool
-	drawn      bool
 	last       time.Time
 	started    time.Time
 }
@@ -62,7 +72,7 @@ func newProgressFor(mode string, tty bool, w io.Writer, log zerolog.Logger) (*pr
 	if log.GetLevel() > zerolog.InfoLevel {
 		info = log.Level(zerolog.InfoLevel)
 	}
-	p := &progressReporter{w: w, log: log, info: info, started: time.Now()}
+	p := &progressReporter{w: w, log: log, info: info, started: time.Now(), redraw: progressRedraw}
 	switch mode {
 	case "auto":
 		p.bar, p.lines = tty, !tty
@@ -90,10 +100,7 @@ func (p *progressReporter) update(pr coordinator.Progress) {
 	final := pr.Tasks > 0 && pr.TasksDone >= pr.Tasks
 	switch {
 	case p.bar:
-		if !p.drawn || final || time.Since(p.last) >= progressRedraw {
-			p.last, p.drawn = time.Now(), true
-			fmt.Fprintf(p.w, "\r%s\x1b[K", progressLine(pr, time.Since(p.started)))
-		}
+		p.draw(pr)
 	case p.lines:
 		if p.last.IsZero() || final || time.Since(p.last) >= progressEvery {
 			p.last = time.Now()
@@ -112,37 +119,53 @@ func (p *progressReporter) logLine(pr coordinator.Progress) {
 		Int("workers", pr.Workers).Bool("waiting_for_workers", pr.Waiting).Msg("progress")
 }
 
-// finish clears the bar, so that what follows starts on a clean line.
-func (p *progressReporter) finish() {
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\x1b[K")
+// draw updates the bar: a spinner while the number of queries is
+// unknown, then a determinate bar, both counting queries scored.
+func (p *progressReporter) draw(pr coordinator.Progress) {
+	desc := fmt.Sprintf("tasks %d/%s", pr.TasksDone, countOrQ(pr.Tasks))
+	if pr.Waiting {
+		desc += ", waiting for workers"
 	}
-}
-
-// progressLine renders the bar's line. The percentage and the bar are the
-// share of queries scored, the count next to them is in queries, and the
-// tasks (parts of shards, the units of work) are labelled as such.
-func progressLine(pr coordinator.Progress, elapsed time.Duration) string {
-	var b strings.Builder
-	r := rate(pr.QueriesDone, elapsed)
-	if pr.Queries > 0 {
-		pct := percent(pr.QueriesDone, pr.Queries)
-		fill := pct * progressBarWidth / 100
-		fmt.Fprintf(&b, "%3d%% [%s%s] %d/%d queries", pct, strings.Repeat("=", fill),
-			strings.Repeat(" ", progressBarWidth-fill), pr.QueriesDone, pr.Queries)
-	} else {
-		fmt.Fprintf(&b, "reading inputs: %d queries scored", pr.QueriesDone)
-	}
-	fmt.Fprintf(&b, ", tasks %d/%s, %.0f queries/s", pr.TasksDone, countOrQ(pr.Tasks), r)
-	if left := pr.Queries - pr.QueriesDone; pr.Queries > 0 && left > 0 && r > 0 {
-		if eta := time.Duration(float64(left) / r * float64(time.Second)).Round(time.Second); eta > 0 {
-			fmt.Fprintf(&b, ", ETA %s", eta)
+	opts := func(max int64, desc string) []progressbar.Option {
+		return []progressbar.Option{
+			progressbar.OptionSetWriter(p.w), progressbar.OptionSetDescription(desc),
+			progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("queries"),
+			progressbar.OptionSetPredictTime(max > 0), progressbar.OptionThrottle(p.redraw),
+			progressbar.OptionClearOnFinish(), progressbar.OptionSetWidth(progressBarWidth),
 		}
 	}
-	if pr.Waiting {
-		b.WriteString(", waiting for workers")
+	if pr.Queries <= 0 {
+		if p.spin == nil {
+			p.spin = progressbar.NewOptions64(-1, opts(-1, "reading inputs, "+desc)...)
+		}
+		// The value first: Describe renders too, and a stale frame drawn
+		// first would stay until the throttle lets the next one through.
+		_ = p.spin.Set64(pr.QueriesDone)
+		p.spin.Describe("reading inputs, " + desc)
+		return
 	}
-	return b.String()
+	if p.det == nil {
+		if p.spin != nil {
+			_ = p.spin.Clear()
+			_ = p.spin.Exit()
+		}
+		p.det = progressbar.NewOptions64(pr.Queries, opts(pr.Queries, desc)...)
+	}
+	if p.det.GetMax64() != pr.Queries {
+		p.det.ChangeMax64(pr.Queries) // determinate to determinate: safe
+	}
+	_ = p.det.Set64(min(pr.QueriesDone, pr.Queries))
+	p.det.Describe(desc)
+}
+
+// finish clears the bar, so that what follows starts on a clean line.
+func (p *progressReporter) finish() {
+	for _, b := range []*progressbar.ProgressBar{p.spin, p.det} {
+		if b != nil {
+			_ = b.Clear()
+			_ = b.Exit()
+		}
+	}
 }
 
 // percent is done/total in whole percent, rounded down and at most 100.
