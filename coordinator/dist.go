@@ -58,6 +58,10 @@ type DistOptions struct {
 	// AfterPartial is a test hook called with the number of results
 	// received so far.
 	AfterPartial func(n int)
+	// AfterPublish is a test hook called after each task is published (not
+	// for tasks skipped because their result is stored), from the
+	// publishing goroutines, concurrently.
+	AfterPublish func(task string)
 }
 
 // Progress describes a running job.
@@ -717,7 +721,11 @@ func (r *run) publish(ctx context.Context, id string, chunks []*shard.Rows, resu
 		hdr[k] = v
 	}
 	hdr[shard.HeaderQueries] = strconv.Itoa(rows.Len())
-	return r.q.PublishTask(ctx, TaskSpec{Job: r.m.Job, ID: id, Payload: payload, Digest: shard.Digest(payload), Queries: rows.Len(), Headers: hdr})
+	err = r.q.PublishTask(ctx, TaskSpec{Job: r.m.Job, ID: id, Payload: payload, Digest: shard.Digest(payload), Queries: rows.Len(), Headers: hdr})
+	if err == nil && r.o.AfterPublish != nil {
+		r.o.AfterPublish(id)
+	}
+	return err
 }
 
 // writePerQuery writes the collected per-query rows in input order.

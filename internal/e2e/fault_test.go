@@ -174,6 +174,68 @@ func TestServerRestartMidJob(t *testing.T) {
 	}
 }
 
+// TestServerRestartDuringIngest takes the JetStream server (file store)
+// down while the coordinator is still publishing tasks, keeps it down until
+// one of the coordinator's calls has failed (a publish times out), then
+// starts it again: the coordinator retries, and the job finishes with the
+// same bits.
+func TestServerRestartDuringIngest(t *testing.T) {
+	gold, run := genData(t, 3000, schema.FormatJSONL, true)
+	want := reference(t, newJob(t, gold, run))
+	s := startServer(t)
+	startWorkers(t, s, 2, nil)
+	q := connect(t, s, "coordinator")
+	opts := small
+	opts.PublishConcurrency = 1 // the only publisher waits in the hook while the server goes down
+	published, down := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	opts.AfterPublish = func(string) {
+		once.Do(func() {
+			close(published)
+			<-down
+		})
+	}
+	defer func() {
+		select {
+		case <-down:
+		default:
+			close(down)
+		}
+	}()
+	done := runAsync(newJob(t, gold, run), q, opts)
+	select {
+	case <-published:
+	case r := <-done:
+		t.Fatalf("job ended before publishing a task: %v", r.err)
+	}
+	s.Shutdown()
+	close(down)
+	var r jobResult
+	ended := false
+	waitFor(t, time.Minute, "a retried call", func() bool {
+		select {
+		case r = <-done:
+			ended = true
+			return true
+		default:
+			return q.Retries() > 0
+		}
+	})
+	if ended {
+		t.Fatalf("the job ended while the server was down: %v", r.err)
+	}
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	r = <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if got := comparable(t, r.out.Summary); got != want {
+		t.Fatal("summary across a server restart during ingest differs from score's")
+	}
+}
+
 // TestCoordinatorKilledAndResumed kills the coordinator process (SIGKILL)
 // after a few results, then resumes the job from its id: results already
 // stored are reused, none is counted twice, the bits are the same.

@@ -129,3 +129,32 @@ func reference(t *testing.T, job coordinator.Job) string {
 func metricNames() []string { return metric.Names(testMeasures) }
 
 func summaryFrom(b []byte) (*summary.Summary, error) { return summary.ReadJSON(bytes.NewReader(b)) }
+
+// waitFor polls cond every 20ms until it holds, failing the test if it
+// does not within timeout.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// jobResult is what RunDistributed returned, for jobs run in a goroutine.
+type jobResult struct {
+	out *coordinator.Outcome
+	err error
+}
+
+// runAsync runs a distributed job in a goroutine.
+func runAsync(job coordinator.Job, q coordinator.Queue, o coordinator.DistOptions) <-chan jobResult {
+	done := make(chan jobResult, 1)
+	go func() {
+		out, err := coordinator.RunDistributed(context.Background(), job, q, o)
+		done <- jobResult{out, err}
+	}()
+	return done
+}

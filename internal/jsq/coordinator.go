@@ -28,7 +28,9 @@ const inlineHeadroom = 16 << 10
 // PublishTask enqueues a task: inline when it fits the server's max
 // payload with headroom, else in the object store with a reference. The
 // task's Nats-Msg-Id is job/task, and the stream keeps one message per
-// task subject, so publishing a pending task again is a no-op.
+// task subject, so publishing a pending task again is a no-op. Failures a
+// server restart or a lost connection cause are retried with backoff
+// until ctx is done.
 func (c *Conn) PublishTask(ctx context.Context, t coordinator.TaskSpec) error {
 	msg := &nats.Msg{Subject: taskSubject(t.Job, t.ID), Header: nats.Header{}}
 	for k, v := range t.Headers {
@@ -41,21 +43,34 @@ func (c *Conn) PublishTask(ctx context.Context, t coordinator.TaskSpec) error {
 	if int64(len(t.Payload)) <= c.MaxPayload()-inlineHeadroom {
 		msg.Data = t.Payload
 	} else {
-		obs, err := c.objects(ctx)
-		if err != nil {
-			return err
-		}
 		name := t.Job + "/" + t.ID
-		if _, err := obs.PutBytes(ctx, name, t.Payload); err != nil {
+		err := c.retry(ctx, "store task payload", payloadTimeout(len(t.Payload)), func(ctx context.Context) error {
+			obs, err := c.objects(ctx)
+			if err != nil {
+				return err
+			}
+			_, err = obs.PutBytes(ctx, name, t.Payload)
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("store payload of task %s: %w", t.ID, c.explain(err))
 		}
 		msg.Header.Set(HeaderObject, name)
 	}
-	_, err := c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(t.Job+"/"+t.ID))
+	err := c.retry(ctx, "publish task", attemptTimeout, func(ctx context.Context) error {
+		_, err := c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(t.Job+"/"+t.ID))
+		return err
+	})
 	if err != nil && !isSubjectFull(err) {
 		return fmt.Errorf("publish task %s: %w", t.ID, c.explain(err))
 	}
 	return nil
+}
+
+// payloadTimeout bounds one attempt at storing or fetching a payload of n
+// bytes: the request timeout plus a second per MiB.
+func payloadTimeout(n int) time.Duration {
+	return attemptTimeout + time.Duration(n>>20)*time.Second
 }
 
 // TaskPending reports whether the task is in the work queue.
@@ -69,18 +84,24 @@ func (c *Conn) HasPartial(ctx context.Context, job, task string) (bool, error) {
 }
 
 func (c *Conn) hasMessage(ctx context.Context, stream, subject string) (bool, error) {
-	s, err := c.js.Stream(ctx, stream)
-	if err != nil {
-		return false, fmt.Errorf("open stream %s: %w", stream, c.explain(err))
-	}
-	_, err = s.GetLastMsgForSubject(ctx, subject)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return false, nil
-	}
+	found := false
+	err := c.retry(ctx, "look up "+stream, attemptTimeout, func(ctx context.Context) error {
+		s, err := c.js.Stream(ctx, stream)
+		if err != nil {
+			return fmt.Errorf("open stream %s: %w", stream, err)
+		}
+		_, err = s.GetLastMsgForSubject(ctx, subject)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			found = false
+			return nil
+		}
+		found = err == nil
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("look up %s: %w", subject, c.explain(err))
 	}
-	return true, nil
+	return found, nil
 }
 
 // PurgeJob removes the job's pending tasks (a failed job's tasks would
@@ -88,46 +109,85 @@ func (c *Conn) hasMessage(ctx context.Context, stream, subject string) (bool, er
 // queue) and its payload objects. Results and failure records stay, for
 // status and for resuming a finished job.
 func (c *Conn) PurgeJob(ctx context.Context, job string) error {
-	s, err := c.js.Stream(ctx, StreamTasks)
+	err := c.retry(ctx, "purge tasks", attemptTimeout, func(ctx context.Context) error {
+		s, err := c.js.Stream(ctx, StreamTasks)
+		if err != nil {
+			return fmt.Errorf("open stream %s: %w", StreamTasks, err)
+		}
+		return s.Purge(ctx, jetstream.WithPurgeSubject(prefixTask+job+".>"))
+	})
 	if err != nil {
-		return fmt.Errorf("open stream %s: %w", StreamTasks, c.explain(err))
-	}
-	if err := s.Purge(ctx, jetstream.WithPurgeSubject(prefixTask+job+".>")); err != nil {
 		return fmt.Errorf("purge tasks of job %s: %w", job, c.explain(err))
 	}
-	obs, err := c.objects(ctx)
+	names, err := c.PayloadObjects(ctx, job)
 	if err != nil {
 		return err
 	}
-	lister, err := obs.List(ctx)
-	if errors.Is(err, jetstream.ErrNoObjectsFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("list payload objects: %w", c.explain(err))
-	}
-	for _, info := range lister {
-		if strings.HasPrefix(info.Name, job+"/") {
-			if err := obs.Delete(ctx, info.Name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
-				return fmt.Errorf("delete payload %s: %w", info.Name, c.explain(err))
+	for _, name := range names {
+		err := c.retry(ctx, "delete payload", attemptTimeout, func(ctx context.Context) error {
+			obs, err := c.objects(ctx)
+			if err != nil {
+				return err
 			}
+			if err := obs.Delete(ctx, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+				return err
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("delete payload %s: %w", name, c.explain(err))
 		}
 	}
 	return nil
 }
 
-// PutManifest stores a job manifest.
-func (c *Conn) PutManifest(ctx context.Context, m *coordinator.Manifest) error {
-	kv, err := c.js.KeyValue(ctx, BucketJobs)
+// PayloadObjects lists the names of the job's task payloads in the object
+// store.
+func (c *Conn) PayloadObjects(ctx context.Context, job string) ([]string, error) {
+	var names []string
+	err := c.retry(ctx, "list payloads", attemptTimeout, func(ctx context.Context) error {
+		obs, err := c.objects(ctx)
+		if err != nil {
+			return err
+		}
+		infos, err := obs.List(ctx)
+		if errors.Is(err, jetstream.ErrNoObjectsFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		names = names[:0]
+		for _, info := range infos {
+			if strings.HasPrefix(info.Name, job+"/") {
+				names = append(names, info.Name)
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("open bucket %s: %w", BucketJobs, c.explain(err))
+		return nil, fmt.Errorf("list payload objects: %w", c.explain(err))
 	}
+	return names, nil
+}
+
+// PutManifest stores a job manifest, retrying while the server is
+// unavailable.
+func (c *Conn) PutManifest(ctx context.Context, m *coordinator.Manifest) error {
 	m.Updated = time.Now().UTC()
 	b, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("encode manifest of job %s: %w", m.Job, err)
 	}
-	if _, err := kv.Put(ctx, m.Job, b); err != nil {
+	err = c.retry(ctx, "store manifest", attemptTimeout, func(ctx context.Context) error {
+		kv, err := c.js.KeyValue(ctx, BucketJobs)
+		if err != nil {
+			return fmt.Errorf("open bucket %s: %w", BucketJobs, err)
+		}
+		_, err = kv.Put(ctx, m.Job, b)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("store manifest of job %s: %w", m.Job, c.explain(err))
 	}
 	return nil
@@ -135,11 +195,19 @@ func (c *Conn) PutManifest(ctx context.Context, m *coordinator.Manifest) error {
 
 // GetManifest reads a job manifest.
 func (c *Conn) GetManifest(ctx context.Context, job string) (*coordinator.Manifest, error) {
-	kv, err := c.js.KeyValue(ctx, BucketJobs)
-	if err != nil {
-		return nil, fmt.Errorf("open bucket %s: %w", BucketJobs, c.explain(err))
-	}
-	e, err := kv.Get(ctx, job)
+	var value []byte
+	err := c.retry(ctx, "read manifest", attemptTimeout, func(ctx context.Context) error {
+		kv, err := c.js.KeyValue(ctx, BucketJobs)
+		if err != nil {
+			return fmt.Errorf("open bucket %s: %w", BucketJobs, err)
+		}
+		e, err := kv.Get(ctx, job)
+		if err != nil {
+			return err
+		}
+		value = e.Value()
+		return nil
+	})
 	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrInvalidKey) {
 		return nil, fmt.Errorf("%w: %s", coordinator.ErrJobNotFound, job)
 	}
@@ -147,7 +215,7 @@ func (c *Conn) GetManifest(ctx context.Context, job string) (*coordinator.Manife
 		return nil, fmt.Errorf("read manifest of job %s: %w", job, c.explain(err))
 	}
 	var m coordinator.Manifest
-	if err := json.Unmarshal(e.Value(), &m); err != nil {
+	if err := json.Unmarshal(value, &m); err != nil {
 		return nil, fmt.Errorf("decode manifest of job %s: %w", job, err)
 	}
 	return &m, nil
@@ -155,19 +223,33 @@ func (c *Conn) GetManifest(ctx context.Context, job string) (*coordinator.Manife
 
 // ListManifests returns every job manifest, oldest first.
 func (c *Conn) ListManifests(ctx context.Context) ([]*coordinator.Manifest, error) {
-	kv, err := c.js.KeyValue(ctx, BucketJobs)
-	if err != nil {
-		return nil, fmt.Errorf("open bucket %s: %w", BucketJobs, c.explain(err))
-	}
-	lister, err := kv.ListKeys(ctx)
+	var keys []string
+	err := c.retry(ctx, "list jobs", attemptTimeout, func(ctx context.Context) error {
+		kv, err := c.js.KeyValue(ctx, BucketJobs)
+		if err != nil {
+			return fmt.Errorf("open bucket %s: %w", BucketJobs, err)
+		}
+		lister, err := kv.ListKeys(ctx)
+		if err != nil {
+			return err
+		}
+		keys = keys[:0]
+		for key := range lister.Keys() {
+			keys = append(keys, key)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", c.explain(err))
 	}
 	var out []*coordinator.Manifest
-	for key := range lister.Keys() {
+	for _, key := range keys {
 		m, err := c.GetManifest(ctx, key)
+		if errors.Is(err, coordinator.ErrJobNotFound) {
+			continue // expired meanwhile
+		}
 		if err != nil {
-			continue
+			return nil, err
 		}
 		out = append(out, m)
 	}
@@ -197,19 +279,37 @@ func (c *Conn) Counts(ctx context.Context, job string) (JobCounts, error) {
 		{StreamPartials, prefixPartial + job + ".>", &jc.Done},
 		{StreamDLQ, prefixDead + job + ".>", &jc.Failed},
 	} {
-		s, err := c.js.Stream(ctx, q.stream)
+		subjects, err := c.subjects(ctx, q.stream, q.filter)
 		if err != nil {
-			return jc, fmt.Errorf("open stream %s: %w", q.stream, c.explain(err))
+			return jc, err
 		}
-		info, err := s.Info(ctx, jetstream.WithSubjectFilter(q.filter))
-		if err != nil {
-			return jc, fmt.Errorf("read stream %s: %w", q.stream, c.explain(err))
-		}
-		for _, n := range info.State.Subjects {
+		for _, n := range subjects {
 			*q.n += int(n)
 		}
 	}
 	return jc, nil
+}
+
+// subjects returns the message count per subject of a stream's subjects
+// matching filter.
+func (c *Conn) subjects(ctx context.Context, stream, filter string) (map[string]uint64, error) {
+	var subjects map[string]uint64
+	err := c.retry(ctx, "read stream "+stream, attemptTimeout, func(ctx context.Context) error {
+		s, err := c.js.Stream(ctx, stream)
+		if err != nil {
+			return fmt.Errorf("open stream %s: %w", stream, err)
+		}
+		info, err := s.Info(ctx, jetstream.WithSubjectFilter(filter))
+		if err != nil {
+			return err
+		}
+		subjects = info.State.Subjects
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read stream %s: %w", stream, c.explain(err))
+	}
+	return subjects, nil
 }
 
 // Watch delivers the job's stored results, its final failures, and tasks
@@ -232,12 +332,15 @@ func (c *Conn) Watch(ctx context.Context, job string) (coordinator.Watcher, erro
 		if s.filter != "" {
 			cfg.FilterSubjects = []string{s.filter}
 		}
-		cons, err := c.js.OrderedConsumer(ctx, s.stream, cfg)
-		if err != nil {
-			w.Stop()
-			return nil, fmt.Errorf("watch %s: %w", s.stream, c.explain(err))
-		}
-		it, err := cons.Messages()
+		var it jetstream.MessagesContext
+		err := c.retry(ctx, "watch "+s.stream, attemptTimeout, func(ctx context.Context) error {
+			cons, err := c.js.OrderedConsumer(ctx, s.stream, cfg)
+			if err != nil {
+				return err
+			}
+			it, err = cons.Messages()
+			return err
+		})
 		if err != nil {
 			w.Stop()
 			return nil, fmt.Errorf("watch %s: %w", s.stream, c.explain(err))

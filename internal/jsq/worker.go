@@ -185,7 +185,11 @@ func isSubjectFull(err error) bool {
 // PublishPartial stores a task's result unless one is stored already, in
 // which case it returns the stored bytes. The stream keeps one message per
 // subject and rejects later ones (that holds across server restarts); a
-// repeat within the dedup window is reported as a duplicate instead.
+// repeat within the dedup window is reported as a duplicate instead. Both
+// mean "a result is stored": the caller compares it with its own. Failures
+// a server restart causes are retried with backoff until ctx is done (a
+// retry of a publish that was stored comes back as a duplicate of our own
+// result, which then compares equal).
 func (c *Conn) PublishPartial(ctx context.Context, t worker.Task, data []byte) ([]byte, error) {
 	subj := partialSubject(t.Job(), t.ID())
 	msg := &nats.Msg{Subject: subj, Data: data, Header: nats.Header{}}
@@ -193,22 +197,41 @@ func (c *Conn) PublishPartial(ctx context.Context, t worker.Task, data []byte) (
 	msg.Header.Set(HeaderTask, t.ID())
 	msg.Header.Set(HeaderWorker, c.name)
 	msg.Header.Set(shard.HeaderQueries, t.Header(shard.HeaderQueries))
-	ack, err := c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(t.Job()+"/"+t.ID()))
-	switch {
-	case err == nil && !ack.Duplicate:
-		return nil, nil
-	case err == nil || isSubjectFull(err):
-		stream, serr := c.js.Stream(ctx, StreamPartials)
-		if serr != nil {
-			return nil, fmt.Errorf("read stored partial of %s: %w", t.ID(), c.explain(serr))
+	stored := false
+	err := c.retry(ctx, "publish partial", attemptTimeout, func(ctx context.Context) error {
+		ack, err := c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(t.Job()+"/"+t.ID()))
+		switch {
+		case err == nil:
+			stored = !ack.Duplicate
+			return nil
+		case isSubjectFull(err):
+			return nil
 		}
-		stored, gerr := stream.GetLastMsgForSubject(ctx, subj)
-		if gerr != nil {
-			return nil, fmt.Errorf("read stored partial of %s: %w", t.ID(), c.explain(gerr))
-		}
-		return stored.Data, nil
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("publish partial of %s: %w", t.ID(), c.explain(err))
 	}
-	return nil, fmt.Errorf("publish partial of %s: %w", t.ID(), c.explain(err))
+	if stored {
+		return nil, nil
+	}
+	var existing []byte
+	err = c.retry(ctx, "read stored partial", attemptTimeout, func(ctx context.Context) error {
+		stream, err := c.js.Stream(ctx, StreamPartials)
+		if err != nil {
+			return err
+		}
+		raw, err := stream.GetLastMsgForSubject(ctx, subj)
+		if err != nil {
+			return err
+		}
+		existing = raw.Data
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read stored partial of %s: %w", t.ID(), c.explain(err))
+	}
+	return existing, nil
 }
 
 // failureRecord is what the DLQ stream holds.
@@ -223,15 +246,22 @@ type failureRecord struct {
 }
 
 // ReportFailure records a failed attempt; a final one also goes to the
-// dead-letter subject the coordinator watches.
+// dead-letter subject the coordinator watches. Failures a server restart
+// causes are retried with backoff until ctx is done.
 func (c *Conn) ReportFailure(ctx context.Context, t worker.Task, f worker.Failure) error {
 	rec, _ := json.Marshal(failureRecord{Job: t.Job(), Task: t.ID(), Worker: f.Worker, Reason: f.Reason,
 		Deliveries: f.Deliveries, Final: f.Final, At: time.Now().UTC()})
-	if _, err := c.js.Publish(ctx, failSubject(t.Job(), t.ID()), rec); err != nil {
+	publish := func(subject string) error {
+		return c.retry(ctx, "record failure", attemptTimeout, func(ctx context.Context) error {
+			_, err := c.js.Publish(ctx, subject, rec)
+			return err
+		})
+	}
+	if err := publish(failSubject(t.Job(), t.ID())); err != nil {
 		return fmt.Errorf("record failure of %s: %w", t.ID(), c.explain(err))
 	}
 	if f.Final {
-		if _, err := c.js.Publish(ctx, deadSubject(t.Job(), t.ID()), rec); err != nil {
+		if err := publish(deadSubject(t.Job(), t.ID())); err != nil {
 			return fmt.Errorf("record final failure of %s: %w", t.ID(), c.explain(err))
 		}
 	}
