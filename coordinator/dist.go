@@ -25,6 +25,9 @@ const (
 	DefaultShards         = 64
 	DefaultPartBytes      = 1 << 20
 	DefaultReconcileEvery = 30 * time.Second
+	// MaxRepublishWait caps the wait between two re-publications of lost
+	// tasks.
+	MaxRepublishWait = 10 * time.Minute
 )
 
 // ErrJobNotFound is returned for an unknown job id.
@@ -49,6 +52,9 @@ type DistOptions struct {
 	Timeout time.Duration
 	// ReconcileEvery is how often the coordinator checks that every task
 	// without a result is still pending, and re-publishes lost ones.
+	// Re-publishing reads the inputs again, so after each time the next one
+	// waits at least twice as long as the last wait (starting at
+	// ReconcileEvery, at most MaxRepublishWait).
 	ReconcileEvery time.Duration
 	// PublishConcurrency bounds the tasks encoded and published at once.
 	PublishConcurrency int
@@ -59,9 +65,9 @@ type DistOptions struct {
 	// received so far.
 	AfterPartial func(n int)
 	// AfterPublish is a test hook called after each task is published (not
-	// for tasks skipped because their result is stored), from the
-	// publishing goroutines, concurrently.
-	AfterPublish func(task string)
+	// for tasks skipped because their result is stored) with whether the
+	// queue enqueued it, from the publishing goroutines, concurrently.
+	AfterPublish func(task string, enqueued bool)
 }
 
 // Progress describes a running job.
@@ -239,15 +245,16 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 	type ingestResult struct {
 		tasks map[string]int // task -> queries
 		res   *ingest.Result
+		pub   publishCounts
 		err   error
 	}
 	ingested := make(chan ingestResult, 1)
-	startIngest := func(only map[string]bool) {
+	startIngest := func(only map[string]bool, republish int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tasks, res, err := r.ingest(ctx, only)
-			ingested <- ingestResult{tasks, res, err}
+			tasks, res, pub, err := r.ingest(ctx, only, republish)
+			ingested <- ingestResult{tasks, res, pub, err}
 		}()
 	}
 	if r.m.State == StateDone {
@@ -255,7 +262,7 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 		// list and the statistics; collect the stored results again.
 		ingested <- ingestResult{tasks: nil}
 	} else {
-		startIngest(nil)
+		startIngest(nil, 0)
 	}
 
 	total := metric.NewPartialFor(job.Metric)
@@ -266,6 +273,9 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 	var res *ingest.Result
 	ingesting := true
 	reingesting := false
+	republished := 0                  // re-publications of lost tasks so far
+	var nextRepublish time.Time       // not before: each reads the inputs again
+	republishWait := o.ReconcileEvery // doubles after each re-publication
 	progress := Progress{Job: r.m.Job}
 	report := func() {
 		if o.Progress != nil {
@@ -316,9 +326,14 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 			ingesting = false
 			if reingesting {
 				reingesting = false
-				log.Info().Msg("lost tasks re-published")
+				nextRepublish = time.Now().Add(republishWait)
+				republishWait = min(2*republishWait, max(MaxRepublishWait, o.ReconcileEvery))
+				log.Info().Int("published", ir.pub.published).Int("enqueued", ir.pub.enqueued).
+					Msg("lost tasks re-published")
 				continue
 			}
+			log.Info().Int("published", ir.pub.published).Int("enqueued", ir.pub.enqueued).
+				Int("results_reused", ir.pub.reused).Msg("tasks published")
 			if ir.tasks == nil { // resumed a finished job
 				tasks = r.tasksFromManifest()
 				res = &ingest.Result{Stats: *r.m.Stats}
@@ -387,9 +402,15 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 				continue
 			}
 			if len(missing) > 0 {
-				log.Warn().Int("tasks", len(missing)).Msg("tasks lost by the queue; reading the inputs again to re-publish them")
+				if wait := time.Until(nextRepublish); wait > 0 {
+					log.Debug().Int("tasks", len(missing)).Dur("wait", wait).Msg("tasks lost by the queue; re-publishing them later")
+					continue
+				}
+				republished++
+				log.Warn().Int("tasks", len(missing)).Int("republication", republished).
+					Msg("tasks lost by the queue; reading the inputs again to re-publish them")
 				ingesting, reingesting = true, true
-				startIngest(missing)
+				startIngest(missing, republished)
 			}
 		case <-waitTick.C:
 			n, err := q.WorkerCount(ctx)
@@ -541,29 +562,37 @@ func (r *run) reconcile(ctx context.Context, tasks map[string]int, done map[stri
 	return missing, nil
 }
 
+// publishCounts counts what an ingest did with the tasks it cut.
+type publishCounts struct {
+	published int // tasks handed to the queue
+	enqueued  int // ... of which the queue enqueued (the rest were pending already)
+	reused    int // tasks skipped because their result is stored
+}
+
 // ingest reads the inputs and publishes the tasks (all of them, or only
-// those in `only`), skipping tasks that already have a result when
-// resuming. It returns every task of the job with its query count.
-func (r *run) ingest(ctx context.Context, only map[string]bool) (map[string]int, *ingest.Result, error) {
+// those in `only`, as re-publication `republish`), skipping tasks that
+// already have a result when resuming or re-publishing. It returns every
+// task of the job with its query count.
+func (r *run) ingest(ctx context.Context, only map[string]bool, republish int) (map[string]int, *ingest.Result, publishCounts, error) {
 	job := r.job
 	if r.gold == nil {
 		t0 := time.Now()
 		gold, err := loadGold(ctx, job)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, publishCounts{}, err
 		}
 		if r.m.GoldDigest != "" && r.m.GoldDigest != gold.Digest() {
-			return nil, nil, fmt.Errorf("the gold set %s changed since job %s started", job.Gold.Path, r.m.Job)
+			return nil, nil, publishCounts{}, fmt.Errorf("the gold set %s changed since job %s started", job.Gold.Path, r.m.Job)
 		}
 		r.gold = gold
 		job.Logger.Info().Int("queries", gold.NumQueries()).Dur("took", time.Since(t0)).Msg("gold set loaded")
 		if r.base, err = loadBaseline(ctx, job, gold); err != nil {
-			return nil, nil, err
+			return nil, nil, publishCounts{}, err
 		}
 		if r.base != nil {
 			d := digestString(r.base.Result.RunDigest)
 			if r.m.BaselineDigest != "" && r.m.BaselineDigest != d {
-				return nil, nil, fmt.Errorf("the baseline run %s changed since job %s started", job.Baseline.Path, r.m.Job)
+				return nil, nil, publishCounts{}, fmt.Errorf("the baseline run %s changed since job %s started", job.Baseline.Path, r.m.Job)
 			}
 			st := r.base.Result.Stats
 			r.m.BaselineDigest, r.m.BaselineStats = d, &st
@@ -571,7 +600,7 @@ func (r *run) ingest(ctx context.Context, only map[string]bool) (map[string]int,
 		if r.m.GoldDigest == "" {
 			r.m.GoldDigest = gold.Digest()
 			if err := r.q.PutManifest(ctx, r.m); err != nil {
-				return nil, nil, err
+				return nil, nil, publishCounts{}, err
 			}
 		}
 	}
@@ -587,6 +616,7 @@ func (r *run) ingest(ctx context.Context, only map[string]bool) (map[string]int,
 	}
 	parts := make(chan part, r.o.PublishConcurrency)
 	var pubErr error
+	var pubCounts publishCounts
 	var pubMu sync.Mutex
 	var pwg sync.WaitGroup
 	for i := 0; i < r.o.PublishConcurrency; i++ {
@@ -594,14 +624,23 @@ func (r *run) ingest(ctx context.Context, only map[string]bool) (map[string]int,
 		go func() {
 			defer pwg.Done()
 			for p := range parts {
-				if err := r.publish(ctx, p.id, p.chunks, resuming); err != nil {
-					pubMu.Lock()
+				skipped, enqueued, err := r.publish(ctx, p.id, p.chunks, resuming, republish)
+				pubMu.Lock()
+				switch {
+				case err != nil:
 					if pubErr == nil {
 						pubErr = err
 					}
-					pubMu.Unlock()
 					cancel()
+				case skipped:
+					pubCounts.reused++
+				default:
+					pubCounts.published++
+					if enqueued {
+						pubCounts.enqueued++
+					}
 				}
+				pubMu.Unlock()
 			}
 		}()
 	}
@@ -665,12 +704,12 @@ func (r *run) ingest(ctx context.Context, only map[string]bool) (map[string]int,
 	close(parts)
 	pwg.Wait()
 	if pubErr != nil {
-		return nil, nil, pubErr
+		return nil, nil, publishCounts{}, pubErr
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, publishCounts{}, err
 	}
-	return tasks, res, nil
+	return tasks, res, pubCounts, nil
 }
 
 // joinRun streams the run through the joiner, falling back to reading it
@@ -697,15 +736,16 @@ func joinRun(ctx context.Context, job *Job, gold *ingest.Gold, h ingest.Handlers
 }
 
 // publish encodes and publishes one task, unless resuming and its result
-// is already stored.
-func (r *run) publish(ctx context.Context, id string, chunks []*shard.Rows, resuming bool) error {
+// is already stored (skipped). enqueued reports whether the queue enqueued
+// it (see Queue.PublishTask).
+func (r *run) publish(ctx context.Context, id string, chunks []*shard.Rows, resuming bool, republish int) (skipped, enqueued bool, err error) {
 	if resuming {
 		has, err := r.q.HasPartial(ctx, r.m.Job, id)
 		if err != nil {
-			return err
+			return false, false, err
 		}
 		if has {
-			return nil
+			return true, false, nil
 		}
 	}
 	rows := chunks[0]
@@ -714,18 +754,22 @@ func (r *run) publish(ctx context.Context, id string, chunks []*shard.Rows, resu
 	}
 	payload, err := shard.Encode(rows)
 	if err != nil {
-		return err
+		return false, false, err
 	}
 	hdr := make(map[string]string, len(r.headers)+1)
 	for k, v := range r.headers {
 		hdr[k] = v
 	}
 	hdr[shard.HeaderQueries] = strconv.Itoa(rows.Len())
-	err = r.q.PublishTask(ctx, TaskSpec{Job: r.m.Job, ID: id, Payload: payload, Digest: shard.Digest(payload), Queries: rows.Len(), Headers: hdr})
-	if err == nil && r.o.AfterPublish != nil {
-		r.o.AfterPublish(id)
+	enqueued, err = r.q.PublishTask(ctx, TaskSpec{Job: r.m.Job, ID: id, Payload: payload, Digest: shard.Digest(payload),
+		Queries: rows.Len(), Headers: hdr, Republish: republish})
+	if err != nil {
+		return false, false, err
 	}
-	return err
+	if r.o.AfterPublish != nil {
+		r.o.AfterPublish(id, enqueued)
+	}
+	return false, enqueued, nil
 }
 
 // writePerQuery writes the collected per-query rows in input order.

@@ -15,6 +15,12 @@ type TaskSpec struct {
 	Digest  string // hex SHA-256 of Payload
 	Queries int
 	Headers map[string]string
+	// Republish is 0 for a task's first publication (and for publishing it
+	// again when resuming a job), and n > 0 for the n-th time the
+	// coordinator re-publishes tasks the queue lost. A re-publication must
+	// really enqueue the task, so it cannot reuse the first publication's
+	// deduplication id, which the queue may still remember.
+	Republish int
 }
 
 // Event is something the coordinator learns about a task of its job.
@@ -41,9 +47,13 @@ type Watcher interface {
 // Queue is what the distributed coordinator needs from the message queue.
 // Implementations must be safe for concurrent use.
 type Queue interface {
-	// PublishTask enqueues a task. Publishing a task that is already
-	// pending is not an error.
-	PublishTask(ctx context.Context, t TaskSpec) error
+	// PublishTask enqueues a task and reports whether this call enqueued
+	// it. It is false, with no error, when the task is already pending (a
+	// task is pending at most once) or when the queue recognised the
+	// publication as a duplicate of one it accepted recently (the same job,
+	// task and Republish): the queue has, or had, that task, and this call
+	// added nothing.
+	PublishTask(ctx context.Context, t TaskSpec) (enqueued bool, err error)
 	// TaskPending reports whether the task waits in the queue (or is held
 	// by a worker).
 	TaskPending(ctx context.Context, job, task string) (bool, error)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -189,7 +190,7 @@ func TestServerRestartDuringIngest(t *testing.T) {
 	opts.PublishConcurrency = 1 // the only publisher waits in the hook while the server goes down
 	published, down := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	opts.AfterPublish = func(string) {
+	opts.AfterPublish = func(string, bool) {
 		once.Do(func() {
 			close(published)
 			<-down
@@ -202,7 +203,7 @@ func TestServerRestartDuringIngest(t *testing.T) {
 			close(down)
 		}
 	}()
-	done := runAsync(newJob(t, gold, run), q, opts)
+	done := runAsync(context.Background(), newJob(t, gold, run), q, opts)
 	select {
 	case <-published:
 	case r := <-done:
@@ -233,6 +234,59 @@ func TestServerRestartDuringIngest(t *testing.T) {
 	}
 	if got := comparable(t, r.out.Summary); got != want {
 		t.Fatal("summary across a server restart during ingest differs from score's")
+	}
+}
+
+// TestLostTaskRepublishedPromptly: a pending task vanishes from the queue
+// (as unsynced writes lost in a server crash would). The coordinator's
+// reconcile finds it missing and re-publishes it under a fresh message id:
+// the first id is still in the server's 2-minute dedup window, which would
+// silently drop a re-publication under the same id. The job finishes well
+// inside that window, with the same bits.
+func TestLostTaskRepublishedPromptly(t *testing.T) {
+	gold, run := genData(t, 1000, schema.FormatTREC, false)
+	want := reference(t, newJob(t, gold, run))
+	s := startServer(t)
+	q := connect(t, s, "coordinator")
+	const lost = "000003-0000"
+	published := make(chan string, 1)
+	var once sync.Once
+	opts := small // reconcile every second
+	opts.Progress = func(p coordinator.Progress) {
+		if p.Tasks > 0 {
+			once.Do(func() { published <- p.Job })
+		}
+	}
+	var republished atomic.Int64
+	opts.AfterPublish = func(task string, enqueued bool) {
+		if task == lost && enqueued {
+			republished.Add(1)
+		}
+	}
+	// Well under the dedup window: without a fresh id the job would wait
+	// for the window to pass.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := runAsync(ctx, newJob(t, gold, run), q, opts)
+	var job string
+	select {
+	case job = <-published: // every task is published; no worker runs yet
+	case r := <-done:
+		t.Fatalf("job ended before publishing: %v", r.err)
+	}
+	if err := q.Faults().DropTask(context.Background(), job, lost); err != nil {
+		t.Fatal(err)
+	}
+	startWorkers(t, s, 2, nil)
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("job with a lost task: %v", r.err)
+	}
+	if n := republished.Load(); n != 2 {
+		t.Errorf("task %s enqueued %d times, want 2 (published, then re-published once)", lost, n)
+	}
+	if got := comparable(t, r.out.Summary); got != want {
+		t.Fatal("summary after a lost task differs from score's")
 	}
 }
 

@@ -150,10 +150,10 @@ type jobResult struct {
 }
 
 // runAsync runs a distributed job in a goroutine.
-func runAsync(job coordinator.Job, q coordinator.Queue, o coordinator.DistOptions) <-chan jobResult {
+func runAsync(ctx context.Context, job coordinator.Job, q coordinator.Queue, o coordinator.DistOptions) <-chan jobResult {
 	done := make(chan jobResult, 1)
 	go func() {
-		out, err := coordinator.RunDistributed(context.Background(), job, q, o)
+		out, err := coordinator.RunDistributed(ctx, job, q, o)
 		done <- jobResult{out, err}
 	}()
 	return done

@@ -26,12 +26,18 @@ var (
 const inlineHeadroom = 16 << 10
 
 // PublishTask enqueues a task: inline when it fits the server's max
-// payload with headroom, else in the object store with a reference. The
-// task's Nats-Msg-Id is job/task, and the stream keeps one message per
-// task subject, so publishing a pending task again is a no-op. Failures a
-// server restart or a lost connection cause are retried with backoff
-// until ctx is done.
-func (c *Conn) PublishTask(ctx context.Context, t coordinator.TaskSpec) error {
+// payload with headroom, else in the object store with a reference. It
+// reports whether this call enqueued the task: not when the task's subject
+// already holds a pending task (the stream keeps one message per task:
+// error 10077), nor when the server reports the message as a duplicate of
+// one stored within its dedup window (PubAck.Duplicate) — the queue has,
+// or had, that task. The message id is <job>/<task> for the first
+// publication and <job>/<task>/r<n> for re-publication n, so a task the
+// queue lost is enqueued again even inside the dedup window. Failures a
+// server restart or a lost connection cause are retried with backoff until
+// ctx is done; a retry of a publication that was stored comes back as a
+// duplicate, so a task may be enqueued although false is returned.
+func (c *Conn) PublishTask(ctx context.Context, t coordinator.TaskSpec) (bool, error) {
 	msg := &nats.Msg{Subject: taskSubject(t.Job, t.ID), Header: nats.Header{}}
 	for k, v := range t.Headers {
 		msg.Header.Set(k, v)
@@ -53,18 +59,29 @@ func (c *Conn) PublishTask(ctx context.Context, t coordinator.TaskSpec) error {
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("store payload of task %s: %w", t.ID, c.explain(err))
+			return false, fmt.Errorf("store payload of task %s: %w", t.ID, c.explain(err))
 		}
 		msg.Header.Set(HeaderObject, name)
 	}
+	id := t.Job + "/" + t.ID
+	if t.Republish > 0 {
+		id += "/r" + itoa(t.Republish)
+	}
+	enqueued := false
 	err := c.retry(ctx, "publish task", attemptTimeout, func(ctx context.Context) error {
-		_, err := c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(t.Job+"/"+t.ID))
+		ack, err := c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id))
+		if err == nil {
+			enqueued = !ack.Duplicate
+		}
 		return err
 	})
-	if err != nil && !isSubjectFull(err) {
-		return fmt.Errorf("publish task %s: %w", t.ID, c.explain(err))
+	switch {
+	case isSubjectFull(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("publish task %s: %w", t.ID, c.explain(err))
 	}
-	return nil
+	return enqueued, nil
 }
 
 // payloadTimeout bounds one attempt at storing or fetching a payload of n
