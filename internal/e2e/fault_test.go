@@ -415,27 +415,126 @@ func TestUnauthenticatedClientRefused(t *testing.T) {
 	c.Close()
 }
 
-// TestLargeTasksGoThroughObjectStore: with a small max payload, tasks
-// travel in the object store (digest checked by the worker), same bits.
-func TestLargeTasksGoThroughObjectStore(t *testing.T) {
-	gold, run := genData(t, 1500, schema.FormatTREC, false)
-	want := reference(t, newJob(t, gold, run))
+// objectStoreServer starts a server whose max payload (64 KiB) is below
+// the object store's default chunk size (128 KiB). With objectStoreOpts and
+// 4000 queries, tasks of about 2000 queries (110 KiB encoded) do not travel
+// inline, and their objects must be stored in smaller chunks.
+func objectStoreServer(t *testing.T) (*embedded.Server, *jsq.Conn) {
+	t.Helper()
 	srv, err := embedded.Start(embedded.Options{StoreDir: t.TempDir(), Listen: "127.0.0.1:-1", MaxPayload: 64 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	startWorkers(t, srv, 2, nil)
 	q := connect(t, srv, "coordinator")
 	if q.MaxPayload() != 64<<10 {
 		t.Fatalf("max payload %d", q.MaxPayload())
 	}
-	out, err := coordinator.RunDistributed(context.Background(), newJob(t, gold, run), q,
-		coordinator.DistOptions{Shards: 3, PartBytes: 512 << 10})
+	return srv, q
+}
+
+var objectStoreOpts = coordinator.DistOptions{Shards: 2, PartBytes: 1 << 20}
+
+// publishedJob returns DistOptions whose Progress sends the job id once
+// every task is published.
+func publishedJob(o coordinator.DistOptions) (coordinator.DistOptions, <-chan string) {
+	published := make(chan string, 1)
+	var once sync.Once
+	o.Progress = func(p coordinator.Progress) {
+		if p.Tasks > 0 {
+			once.Do(func() { published <- p.Job })
+		}
+	}
+	return o, published
+}
+
+// TestLargeTasksGoThroughObjectStore: with a max payload below the object
+// store's default chunk size, tasks too large to travel inline are stored
+// as objects in chunks the server accepts (digest checked by the worker),
+// every task goes that way, and the summary has the same bits. The objects
+// are removed when the job ends.
+func TestLargeTasksGoThroughObjectStore(t *testing.T) {
+	gold, run := genData(t, 4000, schema.FormatTREC, false)
+	want := reference(t, newJob(t, gold, run))
+	srv, q := objectStoreServer(t)
+	opts, published := publishedJob(objectStoreOpts)
+	done := runAsync(context.Background(), newJob(t, gold, run), q, opts)
+	var job string
+	select {
+	case job = <-published: // no worker yet: every payload object is still there
+	case r := <-done:
+		t.Fatalf("job ended before publishing: %v", r.err)
+	}
+	objects, err := q.PayloadObjects(context.Background(), job)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := comparable(t, out.Summary); got != want {
+	m, err := q.GetManifest(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objects) == 0 || len(objects) != m.Tasks {
+		t.Fatalf("%d payload objects for %d tasks, want one per task", len(objects), m.Tasks)
+	}
+	startWorkers(t, srv, 2, nil)
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if got := comparable(t, r.out.Summary); got != want {
 		t.Fatal("summary through the object store differs from score's")
+	}
+	if objects, err := q.PayloadObjects(context.Background(), job); err != nil || len(objects) != 0 {
+		t.Fatalf("payload objects left after the job: %v, %v", objects, err)
+	}
+}
+
+// TestCorruptPayloadObjectFailsJob: a payload object whose bytes no longer
+// match — replaced by other bytes (the task's digest catches it), or with a
+// chunk altered (the object store's own digest catches it) — is corrupt
+// input: the worker records a final failure on the first delivery and
+// terminates the task, and the job fails at once naming the task.
+func TestCorruptPayloadObjectFailsJob(t *testing.T) {
+	gold, run := genData(t, 4000, schema.FormatTREC, false)
+	for _, c := range []struct {
+		name    string
+		corrupt func(jsq.Faults, string, string) error
+		reason  string
+	}{
+		{"replaced", func(f jsq.Faults, job, task string) error {
+			return f.ReplacePayload(context.Background(), job, task)
+		}, "payload digest"},
+		{"chunk altered", func(f jsq.Faults, job, task string) error {
+			return f.CorruptPayloadChunk(context.Background(), job, task)
+		}, "digests do not match"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv, q := objectStoreServer(t)
+			opts, published := publishedJob(objectStoreOpts)
+			// Far below what MaxDeliver retries would take.
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			done := runAsync(ctx, newJob(t, gold, run), q, opts)
+			var job string
+			select {
+			case job = <-published:
+			case r := <-done:
+				t.Fatalf("job ended before publishing: %v", r.err)
+			}
+			const task = "000001-0000"
+			if err := c.corrupt(q.Faults(), job, task); err != nil {
+				t.Fatal(err)
+			}
+			startWorkers(t, srv, 1, nil)
+			r := <-done
+			if !errors.Is(r.err, coordinator.ErrTaskFailed) {
+				t.Fatalf("err = %v, want ErrTaskFailed", r.err)
+			}
+			for _, frag := range []string{"task " + task, "after 1 deliveries", "corrupt payload", c.reason} {
+				if !strings.Contains(r.err.Error(), frag) {
+					t.Errorf("error %q does not mention %q", r.err, frag)
+				}
+			}
+		})
 	}
 }

@@ -1,7 +1,10 @@
 package jsq
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,8 +58,7 @@ func (c *Conn) PublishTask(ctx context.Context, t coordinator.TaskSpec) (bool, e
 			if err != nil {
 				return err
 			}
-			_, err = obs.PutBytes(ctx, name, t.Payload)
-			return err
+			return c.putObject(ctx, obs, name, t.Payload)
 		})
 		if err != nil {
 			return false, fmt.Errorf("store payload of task %s: %w", t.ID, c.explain(err))
@@ -82,6 +84,42 @@ func (c *Conn) PublishTask(ctx context.Context, t coordinator.TaskSpec) (bool, e
 		return false, fmt.Errorf("publish task %s: %w", t.ID, c.explain(err))
 	}
 	return enqueued, nil
+}
+
+// Object chunks: the object store cuts objects into chunk messages of 128
+// KiB by default, which a server with a smaller max_payload rejects
+// ("maximum payload exceeded").
+const (
+	maxObjectChunk  = 128 << 10
+	objectHeadroom  = 4 << 10 // below max_payload, for the chunk's protocol overhead
+	objectDigestFmt = "SHA-256="
+)
+
+// objectChunk is the chunk size for objects on this connection's server:
+// min(128 KiB, max_payload - 4 KiB), and at least half the max payload (a
+// server with a tiny max payload).
+func (c *Conn) objectChunk() int {
+	mp := int(c.MaxPayload())
+	return max(min(maxObjectChunk, mp-objectHeadroom), mp/2)
+}
+
+// putObject stores data as object name in chunks the server accepts. An
+// object of that name with the same size and SHA-256 is left alone (a
+// retried or repeated publication): replacing it would change its chunks
+// under a worker reading them.
+func (c *Conn) putObject(ctx context.Context, obs jetstream.ObjectStore, name string, data []byte) error {
+	sum := sha256.Sum256(data)
+	digest := objectDigestFmt + base64.URLEncoding.EncodeToString(sum[:])
+	info, err := obs.GetInfo(ctx, name)
+	switch {
+	case err == nil && !info.Deleted && info.Size == uint64(len(data)) && info.Digest == digest:
+		return nil
+	case err != nil && !errors.Is(err, jetstream.ErrObjectNotFound):
+		return err
+	}
+	_, err = obs.Put(ctx, jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: uint32(c.objectChunk())}},
+		bytes.NewReader(data))
+	return err
 }
 
 // payloadTimeout bounds one attempt at storing or fetching a payload of n

@@ -141,6 +141,11 @@ func (t *task) Payload(ctx context.Context) ([]byte, error) {
 		if errors.Is(err, jetstream.ErrObjectNotFound) {
 			return nil, fmt.Errorf("%w: payload object %s is gone", shard.ErrCorrupt, name)
 		}
+		if errors.Is(err, jetstream.ErrDigestMismatch) {
+			// The object's chunks do not hash to the digest stored with
+			// them: fetching it again returns the same bytes.
+			return nil, fmt.Errorf("%w: payload object %s: %v", shard.ErrCorrupt, name, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("fetch payload object %s: %w", name, t.c.explain(err))
 		}
