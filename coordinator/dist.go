@@ -310,9 +310,24 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 		return nil, err
 	}
 
+	// Once every task has a result, the job is not done until the queue
+	// has released every task: a worker that scores a task again (a
+	// redelivery, a late ack) and finds a different result records a final
+	// failure before it terminates the task, and that failure must fail
+	// the job even when it comes after the last result.
+	var settle *time.Timer
+	settleWait := time.Duration(0)
+	var settleLogged time.Time
+loop:
 	for {
-		if !ingesting && tasks != nil && len(done) == len(tasks) {
-			break
+		if settle == nil && !ingesting && tasks != nil && len(done) == len(tasks) {
+			settle = time.NewTimer(0)
+			defer settle.Stop()
+			settleLogged = time.Now()
+		}
+		var settleC <-chan time.Time
+		if settle != nil {
+			settleC = settle.C
 		}
 		select {
 		case <-ctx.Done():
@@ -354,14 +369,7 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 		case ev := <-events:
 			lastMove = time.Now()
 			if ev.Dead {
-				msg := fmt.Sprintf("task %s (shard %s) failed", ev.Task, shardOf(ev.Task))
-				if ev.Deliveries > 0 {
-					msg += fmt.Sprintf(" after %d deliveries", ev.Deliveries)
-				}
-				if ev.Worker != "" {
-					msg += " on worker " + ev.Worker
-				}
-				return fail(fmt.Errorf("%w: %s: %s", ErrTaskFailed, msg, ev.Reason))
+				return fail(taskFailed(ev))
 			}
 			if done[ev.Task] {
 				continue // the queue keeps one result per task; a repeat delivery of it is harmless
@@ -422,6 +430,25 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 				log.Warn().Msg("waiting for workers: none connected (start `evalgate worker --nats URL`)")
 			}
 			report()
+		case <-settleC:
+			st, err := q.Settlement(ctx, r.m.Job)
+			if err != nil {
+				log.Warn().Err(err).Msg("check that the queue released every task")
+			} else {
+				if len(st.Failures) > 0 {
+					return fail(taskFailed(st.Failures[0]))
+				}
+				if st.Pending == 0 {
+					break loop
+				}
+				if time.Since(settleLogged) >= 10*time.Second {
+					log.Info().Int("tasks", st.Pending).
+						Msg("every task has a result; waiting for workers to release the last tasks (an acknowledgement, or a redelivery after the ack wait)")
+					settleLogged = time.Now()
+				}
+			}
+			settleWait = min(max(2*settleWait, 20*time.Millisecond), time.Second)
+			settle.Reset(settleWait)
 		case <-timeout:
 			n, _ := q.WorkerCount(ctx)
 			return fail(fmt.Errorf("%w after %s: %d of %s tasks scored, %d workers connected", ErrTimeout, o.Timeout, len(done), taskCount(tasks), n))
@@ -457,6 +484,18 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 	}
 	log.Info().Int("tasks", len(done)).Dur("took", time.Since(start)).Msg("job done")
 	return &Outcome{Summary: s, Partial: total, Stats: res.Stats}, nil
+}
+
+// taskFailed is the error of a job whose task failed for good.
+func taskFailed(ev Event) error {
+	msg := fmt.Sprintf("task %s (shard %s) failed", ev.Task, shardOf(ev.Task))
+	if ev.Deliveries > 0 {
+		msg += fmt.Sprintf(" after %d deliveries", ev.Deliveries)
+	}
+	if ev.Worker != "" {
+		msg += " on worker " + ev.Worker
+	}
+	return fmt.Errorf("%w: %s: %s", ErrTaskFailed, msg, ev.Reason)
 }
 
 func taskCount(tasks map[string]int) string {

@@ -66,10 +66,26 @@ type Queue interface {
 	PutManifest(ctx context.Context, m *Manifest) error
 	GetManifest(ctx context.Context, job string) (*Manifest, error)
 	ListManifests(ctx context.Context) ([]*Manifest, error)
+	// Settlement reports how many of the job's tasks are still in the work
+	// queue and the job's final failures. It must read the queue before
+	// the failures: a worker records a final failure before it terminates
+	// the task, so once no task is left every failure is reported.
+	Settlement(ctx context.Context, job string) (Settlement, error)
 	// WorkerCount is the number of workers seen recently.
 	WorkerCount(ctx context.Context) (int, error)
 	// PurgeJob removes the job's pending tasks and payload objects.
 	PurgeJob(ctx context.Context, job string) error
+}
+
+// Settlement is what is left of a job in the queue.
+type Settlement struct {
+	// Pending counts the job's tasks still in the work queue: waiting, held
+	// by a worker (which may have stored the result but not yet
+	// acknowledged the task, or may be about to report that its result
+	// differs from the stored one), or left there after MaxDeliver.
+	Pending int
+	// Failures are the job's final failures (Event.Dead set).
+	Failures []Event
 }
 
 // Manifest states.

@@ -143,6 +143,28 @@ func TestDeterminismMismatchFailsJob(t *testing.T) {
 	}
 }
 
+// TestDeterminismMismatchOnLastTaskFailsJob: a one-task job whose worker
+// scores the task twice and gets a different second result. The first
+// result completes the job's results before the mismatch is reported, so
+// the coordinator must wait for the queue to release the task and find the
+// failure before it declares success.
+func TestDeterminismMismatchOnLastTaskFailsJob(t *testing.T) {
+	gold, run := genData(t, 300, schema.FormatTREC, false)
+	opts := small
+	opts.Shards, opts.PartBytes = 1, 1<<20 // one task: 000000-0000
+	for i := 0; i < 3; i++ {
+		s := startServer(t)
+		startWorkers(t, s, 1, &worker.FaultPlan{ScoreTwice: true, CorruptSecond: true})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_, err := coordinator.RunDistributed(ctx, newJob(t, gold, run), connect(t, s, "coordinator"), opts)
+		cancel()
+		if !errors.Is(err, coordinator.ErrTaskFailed) || !strings.Contains(err.Error(), "determinism check failed") ||
+			!strings.Contains(err.Error(), "task 000000-0000") {
+			t.Fatalf("run %d: err = %v, want a determinism failure of task 000000-0000", i, err)
+		}
+	}
+}
+
 // TestServerRestartMidJob restarts the JetStream server (file store) while
 // the job runs; clients reconnect and the job finishes with the same bits.
 func TestServerRestartMidJob(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -345,6 +347,44 @@ func (c *Conn) Counts(ctx context.Context, job string) (JobCounts, error) {
 	return jc, nil
 }
 
+// Settlement reports the job's tasks still in the work queue and its final
+// failures, reading the queue first (see coordinator.Queue).
+func (c *Conn) Settlement(ctx context.Context, job string) (coordinator.Settlement, error) {
+	var st coordinator.Settlement
+	pending, err := c.subjects(ctx, StreamTasks, prefixTask+job+".>")
+	if err != nil {
+		return st, err
+	}
+	for _, n := range pending {
+		st.Pending += int(n)
+	}
+	dead, err := c.subjects(ctx, StreamDLQ, prefixDead+job+".>")
+	if err != nil {
+		return st, err
+	}
+	subjects := slices.Sorted(maps.Keys(dead))
+	for _, subject := range subjects {
+		var data []byte
+		err := c.retry(ctx, "read failure record", attemptTimeout, func(ctx context.Context) error {
+			s, err := c.js.Stream(ctx, StreamDLQ)
+			if err != nil {
+				return err
+			}
+			m, err := s.GetLastMsgForSubject(ctx, subject)
+			if err != nil {
+				return err
+			}
+			data = m.Data
+			return nil
+		})
+		if err != nil {
+			return st, fmt.Errorf("read failure record %s: %w", subject, c.explain(err))
+		}
+		st.Failures = append(st.Failures, failureEvent(taskOf(subject, prefixDead), data))
+	}
+	return st, nil
+}
+
 // subjects returns the message count per subject of a stream's subjects
 // matching filter.
 func (c *Conn) subjects(ctx context.Context, stream, filter string) (map[string]uint64, error) {
@@ -470,11 +510,16 @@ func (w *watcher) partial(m jetstream.Msg) (coordinator.Event, bool) {
 }
 
 func (w *watcher) dead(m jetstream.Msg) (coordinator.Event, bool) {
+	return failureEvent(taskOf(m.Subject(), prefixDead), m.Data()), true
+}
+
+// failureEvent decodes a final failure record of a task.
+func failureEvent(task string, data []byte) coordinator.Event {
 	var f failureRecord
-	if err := json.Unmarshal(m.Data(), &f); err != nil {
-		return coordinator.Event{Task: taskOf(m.Subject(), prefixDead), Dead: true, Reason: "unreadable failure record"}, true
+	if err := json.Unmarshal(data, &f); err != nil {
+		return coordinator.Event{Task: task, Dead: true, Reason: "unreadable failure record"}
 	}
-	return coordinator.Event{Task: f.Task, Dead: true, Reason: f.Reason, Worker: f.Worker, Deliveries: f.Deliveries}, true
+	return coordinator.Event{Task: f.Task, Dead: true, Reason: f.Reason, Worker: f.Worker, Deliveries: f.Deliveries}
 }
 
 // advisory resolves a max-deliveries advisory to a task of this job. The
