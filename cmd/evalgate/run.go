@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -173,6 +174,7 @@ func runAction(c *cli.Context) error {
 		Timeout:      c.Duration("timeout"),
 		Progress:     bar.update,
 		AfterPartial: crashHook(),
+		AfterPublish: crashAfterPublishHook(),
 	})
 	bar.finish()
 	stopWorkers()
@@ -234,9 +236,24 @@ func startWorker(ctx context.Context, wg *sync.WaitGroup, conn *jsq.Conn, concur
 	return nil
 }
 
-// crashHook is the coordinator-crash fault of the tests: with
-// EVALGATE_TEST_COORDINATOR_CRASH_AFTER=n the process SIGKILLs itself once
-// n results are in, as kill -9 would.
+// crashHook and crashAfterPublishHook are the coordinator-crash faults of
+// the tests: the process SIGKILLs itself, as kill -9 would, once n results
+// are in (EVALGATE_TEST_COORDINATOR_CRASH_AFTER=n) or once n tasks are
+// published (EVALGATE_TEST_COORDINATOR_CRASH_AFTER_PUBLISH=n).
+func crashAfterPublishHook() func(string, bool) {
+	n := int64(0)
+	if _, err := fmt.Sscan(os.Getenv("EVALGATE_TEST_COORDINATOR_CRASH_AFTER_PUBLISH"), &n); err != nil || n <= 0 {
+		return nil
+	}
+	var published atomic.Int64
+	return func(string, bool) {
+		if published.Add(1) >= n {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+	}
+}
+
+// crashHook is the crash-after-results fault (see crashAfterPublishHook).
 func crashHook() func(int) {
 	n := 0
 	if _, err := fmt.Sscan(os.Getenv("EVALGATE_TEST_COORDINATOR_CRASH_AFTER"), &n); err != nil || n <= 0 {

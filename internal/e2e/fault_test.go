@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +19,7 @@ import (
 	"github.com/evalgate/evalgate/internal/embedded"
 	"github.com/evalgate/evalgate/internal/jsq"
 	"github.com/evalgate/evalgate/schema"
+	"github.com/evalgate/evalgate/shard"
 	"github.com/evalgate/evalgate/worker"
 )
 
@@ -313,52 +316,131 @@ func TestLostTaskRepublishedPromptly(t *testing.T) {
 }
 
 // TestCoordinatorKilledAndResumed kills the coordinator process (SIGKILL)
-// after a few results, then resumes the job from its id: results already
-// stored are reused, none is counted twice, the bits are the same.
+// — after three results, or in the middle of publishing — lets the workers
+// finish what they hold and stops them, so the job is left with results,
+// pending tasks and (when killed during ingest) tasks never published.
+// Resuming the job from its id must publish exactly the tasks without a
+// stored result (enqueueing those not pending), reuse the stored results
+// without adding them to the sum twice, and give the single-process bits.
 func TestCoordinatorKilledAndResumed(t *testing.T) {
-	gold, run := genData(t, 2000, schema.FormatTREC, false)
-	job := newJob(t, gold, run)
-	want := reference(t, job)
-	s := startServer(t)
-	startWorkers(t, s, 1, nil)
+	gold, run := genData(t, 2000, schema.FormatTREC, false) // one task per shard
+	want := reference(t, newJob(t, gold, run))
 	measures := strings.Join(metricNames(), ",")
+	for _, c := range []struct {
+		name  string
+		crash string
+		plan  *worker.FaultPlan
+	}{
+		// Slow scoring keeps most tasks unscored when the coordinator dies.
+		{"after results", "EVALGATE_TEST_COORDINATOR_CRASH_AFTER=3", &worker.FaultPlan{SlowTask: "*", SlowFor: 50 * time.Millisecond}},
+		{"during ingest", "EVALGATE_TEST_COORDINATOR_CRASH_AFTER_PUBLISH=4", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := startServer(t)
+			q := connect(t, s, "resumer")
+			stopWorkers := startWorkers(t, s, 1, c.plan)
+			first := exec.Command(evalgateBin, "run", "--nats", s.ClientURL(), "--workers", "0", "--gold", gold, "--run", run,
+				"-m", measures, "--shards", "16", "--progress", "off", "-f", "json")
+			first.Env = append(os.Environ(), c.crash)
+			var firstErr bytes.Buffer
+			first.Stderr = &firstErr
+			if err := first.Run(); !killedBySIGKILL(err) {
+				t.Fatalf("the coordinator did not die by SIGKILL: %v\n%s", err, firstErr.String())
+			}
+			jobs, err := q.ListManifests(context.Background())
+			if err != nil || len(jobs) != 1 {
+				t.Fatalf("jobs after the crash: %v, %v", jobs, err)
+			}
+			id := jobs[0].Job
+			// The workers go on without the coordinator; wait for a few
+			// results, then stop them (they settle what they hold).
+			waitFor(t, time.Minute, "three results", func() bool {
+				c, err := q.Counts(context.Background(), id)
+				return err == nil && c.Done >= 3
+			})
+			stopWorkers()
+			before, err := q.Tasks(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
 
-	first := exec.Command(evalgateBin, "run", "--nats", s.ClientURL(), "--workers", "0", "--gold", gold, "--run", run,
-		"-m", measures, "--shards", "7", "--part-bytes", "16384", "--progress", "off", "-f", "json")
-	first.Env = append(os.Environ(), "EVALGATE_TEST_COORDINATOR_CRASH_AFTER=3")
-	var firstErr bytes.Buffer
-	first.Stderr = &firstErr
-	if err := first.Run(); !killedBySIGKILL(err) {
-		t.Fatalf("the coordinator did not die by SIGKILL: %v\n%s", err, firstErr.String())
-	}
-	q := connect(t, s, "status")
-	jobs, err := q.ListManifests(context.Background())
-	if err != nil || len(jobs) != 1 {
-		t.Fatalf("jobs after the crash: %v, %v", jobs, err)
-	}
-	id := jobs[0].Job
+			var mu sync.Mutex
+			published, enqueued := map[string]bool{}, map[string]bool{}
+			opts, ready := publishedJob(coordinator.DistOptions{Resume: id})
+			opts.AfterPublish = func(task string, enq bool) {
+				mu.Lock()
+				defer mu.Unlock()
+				if published[task] {
+					t.Errorf("task %s published twice", task)
+				}
+				published[task] = true
+				if enq {
+					enqueued[task] = true
+				}
+			}
+			done := runAsync(context.Background(), coordinator.Job{Logger: logger(t)}, q, opts)
+			select {
+			case <-ready: // the resumed job published its tasks; now score them
+			case r := <-done:
+				t.Fatalf("resumed job ended before publishing: %v", r.err)
+			}
+			startWorkers(t, s, 2, nil)
+			r := <-done
+			if r.err != nil {
+				t.Fatalf("resume: %v", r.err)
+			}
+			if got := comparable(t, r.out.Summary); got != want {
+				t.Fatalf("resumed summary differs:\n%s\nwant\n%s", got, want)
+			}
 
-	var out, errb bytes.Buffer
-	resume := exec.Command(evalgateBin, "run", "--nats", s.ClientURL(), "--workers", "0", "--resume", id, "--progress", "off", "-f", "json")
-	resume.Stdout, resume.Stderr = &out, &errb
-	if err := resume.Run(); err != nil {
-		t.Fatalf("resume: %v\n%s", err, errb.String())
+			m, err := q.GetManifest(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var all []string
+			for sh, n := range m.Parts {
+				for p := 0; p < n; p++ {
+					all = append(all, coordinator.TaskID(shard.ID(sh), p))
+				}
+			}
+			had, pending := set(before.Done), set(before.Pending)
+			var wantPublished, wantEnqueued []string
+			for _, task := range all {
+				if !had[task] {
+					wantPublished = append(wantPublished, task)
+					if !pending[task] {
+						wantEnqueued = append(wantEnqueued, task)
+					}
+				}
+			}
+			if len(before.Done) == 0 || len(wantPublished) == 0 {
+				t.Fatalf("at resume %d of %d tasks had a result: the resume had nothing to reuse or nothing to do", len(before.Done), len(all))
+			}
+			if got := slices.Sorted(maps.Keys(published)); !slices.Equal(got, wantPublished) {
+				t.Errorf("resume published %v\nwant the tasks without a result %v", got, wantPublished)
+			}
+			if got := slices.Sorted(maps.Keys(enqueued)); !slices.Equal(got, wantEnqueued) {
+				t.Errorf("resume enqueued %v\nwant those neither done nor pending %v", got, wantEnqueued)
+			}
+			t.Logf("%d tasks: %d had a result, %d pending; resume published %d, enqueued %d",
+				len(all), len(before.Done), len(before.Pending), len(published), len(enqueued))
+			counts, err := q.Counts(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if counts.Done != m.Tasks || m.Tasks != len(all) || m.State != coordinator.StateDone {
+				t.Fatalf("job %s: %d results for %d tasks, state %s", id, counts.Done, m.Tasks, m.State)
+			}
+		})
 	}
-	s2, err := summaryFrom(out.Bytes())
-	if err != nil {
-		t.Fatal(err)
+}
+
+func set(xs []string) map[string]bool {
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
 	}
-	if got := comparable(t, s2); got != want {
-		t.Fatalf("resumed summary differs:\n%s\nwant\n%s", got, want)
-	}
-	counts, err := q.Counts(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, _ := q.GetManifest(context.Background(), id)
-	if counts.Done != m.Tasks || m.State != coordinator.StateDone {
-		t.Fatalf("job %s: %d results for %d tasks, state %s", id, counts.Done, m.Tasks, m.State)
-	}
+	return m
 }
 
 // TestPoisonTaskFailsJob: a task on which every attempt fails makes the

@@ -327,24 +327,39 @@ type JobCounts struct {
 // Counts counts the pending tasks, stored results and final failures of a
 // job from the streams' per-subject counts.
 func (c *Conn) Counts(ctx context.Context, job string) (JobCounts, error) {
-	var jc JobCounts
+	jt, err := c.Tasks(ctx, job)
+	return JobCounts{Pending: len(jt.Pending), Done: len(jt.Done), Failed: len(jt.Failed)}, err
+}
+
+// JobTasks lists a job's task ids by state, each list sorted.
+type JobTasks struct {
+	Pending []string // in the work queue (waiting, held by a worker, or given up)
+	Done    []string // with a stored result
+	Failed  []string // with a final failure
+}
+
+// Tasks lists the job's pending tasks, stored results and final failures,
+// reading the streams in that order.
+func (c *Conn) Tasks(ctx context.Context, job string) (JobTasks, error) {
+	var jt JobTasks
 	for _, q := range []struct {
-		stream, filter string
-		n              *int
+		stream, prefix string
+		ids            *[]string
 	}{
-		{StreamTasks, prefixTask + job + ".>", &jc.Pending},
-		{StreamPartials, prefixPartial + job + ".>", &jc.Done},
-		{StreamDLQ, prefixDead + job + ".>", &jc.Failed},
+		{StreamTasks, prefixTask, &jt.Pending},
+		{StreamPartials, prefixPartial, &jt.Done},
+		{StreamDLQ, prefixDead, &jt.Failed},
 	} {
-		subjects, err := c.subjects(ctx, q.stream, q.filter)
+		subjects, err := c.subjects(ctx, q.stream, q.prefix+job+".>")
 		if err != nil {
-			return jc, err
+			return jt, err
 		}
-		for _, n := range subjects {
-			*q.n += int(n)
+		for subject := range subjects {
+			*q.ids = append(*q.ids, taskOf(subject, q.prefix))
 		}
+		slices.Sort(*q.ids)
 	}
-	return jc, nil
+	return jt, nil
 }
 
 // Settlement reports the job's tasks still in the work queue and its final
