@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ import (
 const (
 	DefaultShards         = 64
 	DefaultPartBytes      = 1 << 20
+	DefaultBufferBytes    = 64 << 20
 	DefaultReconcileEvery = 30 * time.Second
 	// MaxRepublishWait caps the wait between two re-publications of lost
 	// tasks.
@@ -43,8 +45,16 @@ var ErrTimeout = errors.New("job timed out")
 type DistOptions struct {
 	// Shards is the number of hash partitions of the queries.
 	Shards int
-	// PartBytes is the target size of one task's rows before encoding.
+	// PartBytes is the target size of one task's rows before encoding
+	// (at most BufferBytes).
 	PartBytes int
+	// BufferBytes bounds the rows the coordinator holds while it cuts the
+	// input into tasks, whatever the shard count: when the rows waiting for
+	// their shard's part to fill would exceed it, the shards with the most
+	// waiting rows are published early (their parts are then smaller, and
+	// a shard has more of them). Sizes are counted as shard.Rows.Size
+	// does.
+	BufferBytes int
 	// Resume continues the job with this id instead of starting one.
 	Resume string
 	// Timeout fails the job if it has not finished after this long (0:
@@ -64,6 +74,10 @@ type DistOptions struct {
 	// AfterPartial is a test hook called with the number of results
 	// received so far.
 	AfterPartial func(n int)
+	// OnBuffered is a test hook called with the bytes of rows waiting in
+	// the coordinator's buffers after each shard's rows of a unit are
+	// added (and parts flushed).
+	OnBuffered func(bytes int)
 	// AfterPublish is a test hook called after each task is published (not
 	// for tasks skipped because their result is stored) with whether the
 	// queue enqueued it, from the publishing goroutines, concurrently.
@@ -87,6 +101,9 @@ func (o DistOptions) withDefaults() DistOptions {
 	}
 	if o.PartBytes <= 0 {
 		o.PartBytes = DefaultPartBytes
+	}
+	if o.BufferBytes <= 0 {
+		o.BufferBytes = DefaultBufferBytes
 	}
 	if o.ReconcileEvery <= 0 {
 		o.ReconcileEvery = DefaultReconcileEvery
@@ -115,7 +132,7 @@ func jobConfig(job *Job, o DistOptions) JobConfig {
 		Measures: metric.Names(job.Metric.Measures), RelLevel: job.Metric.RelLevel,
 		RankBy: job.Ingest.RankBy.String(), Depth: job.Ingest.Depth, Strict: job.Ingest.Strict,
 		SkipNoRelevant: job.Ingest.SkipNoRelevant, OnlyRunQueries: job.Ingest.OnlyRunQueries,
-		Shards: o.Shards, PartBytes: o.PartBytes, PerQuery: job.PerQuery != nil,
+		Shards: o.Shards, PartBytes: o.PartBytes, BufferBytes: o.BufferBytes, PerQuery: job.PerQuery != nil,
 		BaselinePath: job.Baseline.Path, BaselineFormat: job.Baseline.Format.String(),
 		Paired: job.Metric.Paired, Pairing: pairingString(job.Metric.Pairing), CurveDepth: job.Metric.CurveDepth,
 	}
@@ -161,7 +178,12 @@ func ApplyConfig(c JobConfig, job *Job, o *DistOptions) error {
 	}
 	job.Ingest.RelLevel, job.Ingest.RankBy, job.Ingest.Depth = c.RelLevel, rb, c.Depth
 	job.Ingest.Strict, job.Ingest.SkipNoRelevant, job.Ingest.OnlyRunQueries = c.Strict, c.SkipNoRelevant, c.OnlyRunQueries
-	o.Shards, o.PartBytes = c.Shards, c.PartBytes
+	o.Shards, o.PartBytes, o.BufferBytes = c.Shards, c.PartBytes, c.BufferBytes
+	if o.BufferBytes <= 0 {
+		// Recorded before the budget existed: parts were cut by PartBytes
+		// alone, and must be cut the same way again.
+		o.BufferBytes = math.MaxInt
+	}
 	return nil
 }
 
@@ -650,8 +672,8 @@ func (r *run) ingest(ctx context.Context, only map[string]bool, republish int) (
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type part struct {
-		id     string
-		chunks []*shard.Rows
+		id   string
+		rows *shard.Rows
 	}
 	parts := make(chan part, r.o.PublishConcurrency)
 	var pubErr error
@@ -663,7 +685,7 @@ func (r *run) ingest(ctx context.Context, only map[string]bool, republish int) (
 		go func() {
 			defer pwg.Done()
 			for p := range parts {
-				skipped, enqueued, err := r.publish(ctx, p.id, p.chunks, resuming, republish)
+				skipped, enqueued, err := r.publish(ctx, p.id, p.rows, resuming, republish)
 				pubMu.Lock()
 				switch {
 				case err != nil:
@@ -685,43 +707,53 @@ func (r *run) ingest(ctx context.Context, only map[string]bool, republish int) (
 	}
 
 	// Rows are split by shard while the units are built (in parallel);
-	// here they only queue up per shard until a part is full.
+	// here they are copied out of the unit and wait per shard until a part
+	// is full. The waiting rows of all shards never exceed the buffer
+	// budget: before rows are added, the shards with the most waiting rows
+	// are published early until the new rows fit. Every decision depends
+	// only on the input and the configuration, so reading the input again
+	// (to resume, or to re-publish lost tasks) cuts the same tasks.
 	S := r.o.Shards
-	pending := make([][]*shard.Rows, S)
-	pendingRows := make([]int, S)
-	pendingSize := make([]int, S)
+	budget := r.o.BufferBytes
+	partBytes := min(r.o.PartBytes, budget)
+	buf := newPartBuffer(S)
 	counts := make([]int, S)
 	tasks := map[string]int{}
 	flush := func(s int) error {
+		rows := buf.take(s)
 		id := TaskID(shard.ID(s), counts[s])
 		counts[s]++
-		tasks[id] = pendingRows[s]
-		chunks := pending[s]
-		pending[s], pendingRows[s], pendingSize[s] = nil, 0, 0
+		tasks[id] = rows.Len()
 		if only != nil && !only[id] {
 			return nil
 		}
 		select {
-		case parts <- part{id: id, chunks: chunks}:
+		case parts <- part{id: id, rows: rows}:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
+	buffered := func() {
+		if r.o.OnBuffered != nil {
+			r.o.OnBuffered(buf.total)
+		}
+	}
 	handlers := ingest.Handlers{Commit: func(u *ingest.Unit) error {
-		for s := range u.Routed {
-			rows := &u.Routed[s]
-			if rows.Len() == 0 {
-				continue
+		for i := range u.Routed {
+			s, rows := u.Routed[i].Route, &u.Routed[i].Rows
+			for add := rows.Size(); buf.total > budget-add && buf.total > 0; {
+				if err := flush(buf.largest()); err != nil {
+					return err
+				}
 			}
-			pending[s] = append(pending[s], rows)
-			pendingRows[s] += rows.Len()
-			pendingSize[s] += rows.Size()
-			if pendingSize[s] >= r.o.PartBytes {
+			buf.add(s, rows)
+			if buf.size[s] >= partBytes {
 				if err := flush(s); err != nil {
 					return err
 				}
 			}
+			buffered()
 		}
 		return nil
 	}}
@@ -731,13 +763,9 @@ func (r *run) ingest(ctx context.Context, only map[string]bool, republish int) (
 	jobCopy.Ingest.Baseline = r.base
 	job = &jobCopy
 	res, err := joinRun(ctx, job, r.gold, handlers)
-	if err == nil {
-		for s := range pending {
-			if pendingRows[s] > 0 {
-				if err = flush(s); err != nil {
-					break
-				}
-			}
+	for s := 0; s < S && err == nil; s++ {
+		if buf.rows[s] != nil {
+			err = flush(s)
 		}
 	}
 	close(parts)
@@ -777,7 +805,7 @@ func joinRun(ctx context.Context, job *Job, gold *ingest.Gold, h ingest.Handlers
 // publish encodes and publishes one task, unless resuming and its result
 // is already stored (skipped). enqueued reports whether the queue enqueued
 // it (see Queue.PublishTask).
-func (r *run) publish(ctx context.Context, id string, chunks []*shard.Rows, resuming bool, republish int) (skipped, enqueued bool, err error) {
+func (r *run) publish(ctx context.Context, id string, rows *shard.Rows, resuming bool, republish int) (skipped, enqueued bool, err error) {
 	if resuming {
 		has, err := r.q.HasPartial(ctx, r.m.Job, id)
 		if err != nil {
@@ -786,10 +814,6 @@ func (r *run) publish(ctx context.Context, id string, chunks []*shard.Rows, resu
 		if has {
 			return true, false, nil
 		}
-	}
-	rows := chunks[0]
-	if len(chunks) > 1 {
-		rows = shard.Concat(chunks)
 	}
 	payload, err := shard.Encode(rows)
 	if err != nil {

@@ -138,6 +138,7 @@ type JobConfig struct {
 	OnlyRunQueries bool     `json:"only_run_queries"`
 	Shards         int      `json:"shards"`
 	PartBytes      int      `json:"part_bytes"`
+	BufferBytes    int      `json:"buffer_bytes,omitempty"` // 0 in manifests written before the budget existed
 	PerQuery       bool     `json:"per_query"`
 	BaselinePath   string   `json:"baseline_path,omitempty"`
 	BaselineFormat string   `json:"baseline_format,omitempty"`
