@@ -443,6 +443,47 @@ func set(xs []string) map[string]bool {
 	return m
 }
 
+// TestWorkerRegistryAcrossServerRestart: the worker registry (heartbeats)
+// survives a restart of the server (file store), so the coordinator's
+// worker count and `evalgate status` keep working; and when the registry
+// is gone anyway (as the memory bucket of earlier versions was after a
+// restart), listing workers reports none instead of failing, and the
+// workers' heartbeats create it again.
+func TestWorkerRegistryAcrossServerRestart(t *testing.T) {
+	s := startServer(t)
+	startWorkers(t, s, 2, nil)
+	q := connect(t, s, "coordinator")
+	ctx := context.Background()
+	twoWorkers := func() bool {
+		n, err := q.WorkerCount(ctx)
+		if err != nil {
+			t.Fatalf("count workers: %v", err)
+		}
+		return n == 2
+	}
+	waitFor(t, 10*time.Second, "two workers", twoWorkers)
+
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if !twoWorkers() { // the heartbeats were stored in the file store
+		n, _ := q.WorkerCount(ctx)
+		t.Fatalf("after a restart %d workers are seen, want 2", n)
+	}
+	out, errs, code := cli(t, "status", "--nats", s.ClientURL())
+	if code != 0 || !strings.Contains(out, "workers seen in the last 30s: 2") {
+		t.Fatalf("status after a restart: exit %d\n%s\n%s", code, out, errs)
+	}
+
+	if err := q.Faults().DropWorkerRegistry(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.WorkerCount(ctx); err != nil {
+		t.Fatalf("count workers without a registry: %v", err)
+	}
+	waitFor(t, 10*time.Second, "the heartbeats to recreate the registry", twoWorkers)
+}
+
 // TestPoisonTaskFailsJob: a task on which every attempt fails makes the
 // job fail after MaxDeliver attempts, naming the task and the error.
 func TestPoisonTaskFailsJob(t *testing.T) {

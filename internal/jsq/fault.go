@@ -82,3 +82,12 @@ func (f Faults) CorruptPayloadChunk(ctx context.Context, job, task string) error
 	}
 	return nil
 }
+
+// DropWorkerRegistry deletes the worker heartbeat bucket, as a server
+// restart did to the memory bucket earlier versions created.
+func (f Faults) DropWorkerRegistry(ctx context.Context) error {
+	if err := f.c.js.DeleteKeyValue(ctx, BucketWorkers); err != nil {
+		return fmt.Errorf("delete bucket %s: %w", BucketWorkers, err)
+	}
+	return nil
+}

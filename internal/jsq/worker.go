@@ -284,53 +284,102 @@ type WorkerInfo struct {
 
 // Heartbeat publishes w every interval until ctx is done, so `evalgate
 // status` and waiting coordinators see the worker. Entries expire after
-// 30 seconds without a heartbeat.
+// 30 seconds without a heartbeat. If the registry bucket is missing (a
+// server restart lost a memory bucket made by an earlier version, or
+// someone deleted it), Heartbeat creates it again, with the replicas of
+// the task stream.
 func (c *Conn) Heartbeat(ctx context.Context, w WorkerInfo, interval time.Duration) {
-	kv, err := c.js.KeyValue(ctx, BucketWorkers)
-	if err != nil {
-		c.log.Warn().Err(err).Msg("open worker registry; heartbeats disabled")
-		return
-	}
 	key := strings.NewReplacer(".", "_", " ", "_", "*", "_", ">", "_").Replace(w.ID)
+	var kv jetstream.KeyValue
+	failures := 0
+	beat := func() error {
+		if kv == nil {
+			var err error
+			if kv, err = c.openWorkerRegistry(ctx); err != nil {
+				return err
+			}
+		}
+		w.Seen = time.Now().UTC()
+		b, _ := json.Marshal(w)
+		_, err := kv.Put(ctx, key, b)
+		if err != nil {
+			kv = nil // look the bucket up again: it may be gone
+		}
+		return err
+	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
-		w.Seen = time.Now().UTC()
-		b, _ := json.Marshal(w)
-		if _, err := kv.Put(ctx, key, b); err != nil && ctx.Err() == nil {
-			c.log.Debug().Err(err).Msg("heartbeat")
+		if err := beat(); err != nil && ctx.Err() == nil {
+			failures++
+			if failures == 1 || failures%30 == 0 {
+				c.log.Warn().Err(err).Int("consecutive_errors", failures).Msg("worker heartbeat failed")
+			}
+		} else {
+			failures = 0
 		}
 		select {
 		case <-ctx.Done():
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-			_ = kv.Delete(dctx, key)
-			cancel()
+			if kv != nil {
+				dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+				_ = kv.Delete(dctx, key)
+				cancel()
+			}
 			return
 		case <-tick.C:
 		}
 	}
 }
 
-// Workers lists the workers seen in the last 30 seconds.
-func (c *Conn) Workers(ctx context.Context) ([]WorkerInfo, error) {
+// openWorkerRegistry opens the heartbeat bucket, creating it if it is
+// missing.
+func (c *Conn) openWorkerRegistry(ctx context.Context) (jetstream.KeyValue, error) {
 	kv, err := c.js.KeyValue(ctx, BucketWorkers)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		replicas := 1
+		if s, err := c.js.Stream(ctx, StreamTasks); err == nil {
+			replicas = s.CachedInfo().Config.Replicas
+		}
+		return c.createWorkerRegistry(ctx, replicas)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open worker registry: %w", c.explain(err))
 	}
-	lister, err := kv.ListKeys(ctx)
+	return kv, nil
+}
+
+// Workers lists the workers seen in the last 30 seconds. A missing
+// registry (lost in a server restart, and not yet recreated by a worker's
+// heartbeat) means no worker is seen.
+func (c *Conn) Workers(ctx context.Context) ([]WorkerInfo, error) {
+	var out []WorkerInfo
+	err := c.retry(ctx, "list workers", attemptTimeout, func(ctx context.Context) error {
+		out = out[:0]
+		kv, err := c.js.KeyValue(ctx, BucketWorkers)
+		if errors.Is(err, jetstream.ErrBucketNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		lister, err := kv.ListKeys(ctx)
+		if err != nil {
+			return err
+		}
+		for key := range lister.Keys() {
+			e, err := kv.Get(ctx, key)
+			if err != nil {
+				continue // expired meanwhile
+			}
+			var w WorkerInfo
+			if json.Unmarshal(e.Value(), &w) == nil && time.Since(w.Seen) < workerTTL {
+				out = append(out, w)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("list workers: %w", c.explain(err))
-	}
-	var out []WorkerInfo
-	for key := range lister.Keys() {
-		e, err := kv.Get(ctx, key)
-		if err != nil {
-			continue // expired meanwhile
-		}
-		var w WorkerInfo
-		if json.Unmarshal(e.Value(), &w) == nil && time.Since(w.Seen) < workerTTL {
-			out = append(out, w)
-		}
 	}
 	return out, nil
 }
