@@ -58,8 +58,10 @@ type DistOptions struct {
 	// Resume continues the job with this id instead of starting one.
 	Resume string
 	// Timeout fails the job if it has not finished after this long (0:
-	// never).
-	Timeout time.Duration
+	// never), counted from TimeoutFrom (zero: when RunDistributed is
+	// called), so a caller that waited for the queue can count that time.
+	Timeout     time.Duration
+	TimeoutFrom time.Time
 	// ReconcileEvery is how often the coordinator checks that every task
 	// without a result is still pending, and re-publishes lost ones.
 	// Re-publishing reads the inputs again, so after each time the next one
@@ -208,8 +210,27 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 	start := time.Now()
 	o = o.withDefaults()
 	r := &run{job: &job, q: q, o: o}
-	if err := r.openManifest(ctx); err != nil {
-		return nil, err
+	// The timeout bounds the queue calls that set the job up as well.
+	var deadline time.Time
+	setup := ctx
+	if o.Timeout > 0 {
+		from := o.TimeoutFrom
+		if from.IsZero() {
+			from = start
+		}
+		deadline = from.Add(o.Timeout)
+		var cancel context.CancelFunc
+		setup, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	timedOut := func(err error) error {
+		if ctx.Err() == nil && errors.Is(setup.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("%w after %s: %w", ErrTimeout, o.Timeout, err)
+		}
+		return err
+	}
+	if err := r.openManifest(setup); err != nil {
+		return nil, timedOut(err)
 	}
 	if err := job.Validate(); err != nil {
 		return nil, err
@@ -233,9 +254,9 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 	log := job.Logger.With().Str("component", "coordinator").Str("job", r.m.Job).Logger()
 	log.Info().Bool("resume", o.Resume != "").Int("shards", r.o.Shards).Msg("job started")
 
-	w, err := q.Watch(ctx, r.m.Job)
+	w, err := q.Watch(setup, r.m.Job)
 	if err != nil {
-		return nil, err
+		return nil, timedOut(err)
 	}
 	defer w.Stop()
 	ctx, cancel := context.WithCancel(ctx)
@@ -312,7 +333,7 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 	defer waitTick.Stop()
 	var timeout <-chan time.Time
 	if o.Timeout > 0 {
-		t := time.NewTimer(o.Timeout)
+		t := time.NewTimer(max(time.Until(deadline), 0))
 		defer t.Stop()
 		timeout = t.C
 	}
