@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,7 +25,11 @@ import (
 const (
 	DefaultShards         = 64
 	DefaultPartBytes      = 1 << 20
+	DefaultBufferBytes    = 64 << 20
 	DefaultReconcileEvery = 30 * time.Second
+	// MaxRepublishWait caps the wait between two re-publications of lost
+	// tasks.
+	MaxRepublishWait = 10 * time.Minute
 )
 
 // ErrJobNotFound is returned for an unknown job id.
@@ -40,15 +45,28 @@ var ErrTimeout = errors.New("job timed out")
 type DistOptions struct {
 	// Shards is the number of hash partitions of the queries.
 	Shards int
-	// PartBytes is the target size of one task's rows before encoding.
+	// PartBytes is the target size of one task's rows before encoding
+	// (at most BufferBytes).
 	PartBytes int
+	// BufferBytes bounds the rows the coordinator holds while it cuts the
+	// input into tasks, whatever the shard count: when the rows waiting for
+	// their shard's part to fill would exceed it, the shards with the most
+	// waiting rows are published early (their parts are then smaller, and
+	// a shard has more of them). Sizes are counted as shard.Rows.Size
+	// does.
+	BufferBytes int
 	// Resume continues the job with this id instead of starting one.
 	Resume string
 	// Timeout fails the job if it has not finished after this long (0:
-	// never).
-	Timeout time.Duration
+	// never), counted from TimeoutFrom (zero: when RunDistributed is
+	// called), so a caller that waited for the queue can count that time.
+	Timeout     time.Duration
+	TimeoutFrom time.Time
 	// ReconcileEvery is how often the coordinator checks that every task
 	// without a result is still pending, and re-publishes lost ones.
+	// Re-publishing reads the inputs again, so after each time the next one
+	// waits at least twice as long as the last wait (starting at
+	// ReconcileEvery, at most MaxRepublishWait).
 	ReconcileEvery time.Duration
 	// PublishConcurrency bounds the tasks encoded and published at once.
 	PublishConcurrency int
@@ -58,6 +76,14 @@ type DistOptions struct {
 	// AfterPartial is a test hook called with the number of results
 	// received so far.
 	AfterPartial func(n int)
+	// OnBuffered is a test hook called with the bytes of rows waiting in
+	// the coordinator's buffers after each shard's rows of a unit are
+	// added (and parts flushed).
+	OnBuffered func(bytes int)
+	// AfterPublish is a test hook called after each task is published (not
+	// for tasks skipped because their result is stored) with whether the
+	// queue enqueued it, from the publishing goroutines, concurrently.
+	AfterPublish func(task string, enqueued bool)
 }
 
 // Progress describes a running job.
@@ -77,6 +103,9 @@ func (o DistOptions) withDefaults() DistOptions {
 	}
 	if o.PartBytes <= 0 {
 		o.PartBytes = DefaultPartBytes
+	}
+	if o.BufferBytes <= 0 {
+		o.BufferBytes = DefaultBufferBytes
 	}
 	if o.ReconcileEvery <= 0 {
 		o.ReconcileEvery = DefaultReconcileEvery
@@ -105,7 +134,7 @@ func jobConfig(job *Job, o DistOptions) JobConfig {
 		Measures: metric.Names(job.Metric.Measures), RelLevel: job.Metric.RelLevel,
 		RankBy: job.Ingest.RankBy.String(), Depth: job.Ingest.Depth, Strict: job.Ingest.Strict,
 		SkipNoRelevant: job.Ingest.SkipNoRelevant, OnlyRunQueries: job.Ingest.OnlyRunQueries,
-		Shards: o.Shards, PartBytes: o.PartBytes, PerQuery: job.PerQuery != nil,
+		Shards: o.Shards, PartBytes: o.PartBytes, BufferBytes: o.BufferBytes, PerQuery: job.PerQuery != nil,
 		BaselinePath: job.Baseline.Path, BaselineFormat: job.Baseline.Format.String(),
 		Paired: job.Metric.Paired, Pairing: pairingString(job.Metric.Pairing), CurveDepth: job.Metric.CurveDepth,
 	}
@@ -151,7 +180,12 @@ func ApplyConfig(c JobConfig, job *Job, o *DistOptions) error {
 	}
 	job.Ingest.RelLevel, job.Ingest.RankBy, job.Ingest.Depth = c.RelLevel, rb, c.Depth
 	job.Ingest.Strict, job.Ingest.SkipNoRelevant, job.Ingest.OnlyRunQueries = c.Strict, c.SkipNoRelevant, c.OnlyRunQueries
-	o.Shards, o.PartBytes = c.Shards, c.PartBytes
+	o.Shards, o.PartBytes, o.BufferBytes = c.Shards, c.PartBytes, c.BufferBytes
+	if o.BufferBytes <= 0 {
+		// Recorded before the budget existed: parts were cut by PartBytes
+		// alone, and must be cut the same way again.
+		o.BufferBytes = math.MaxInt
+	}
 	return nil
 }
 
@@ -176,8 +210,27 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 	start := time.Now()
 	o = o.withDefaults()
 	r := &run{job: &job, q: q, o: o}
-	if err := r.openManifest(ctx); err != nil {
-		return nil, err
+	// The timeout bounds the queue calls that set the job up as well.
+	var deadline time.Time
+	setup := ctx
+	if o.Timeout > 0 {
+		from := o.TimeoutFrom
+		if from.IsZero() {
+			from = start
+		}
+		deadline = from.Add(o.Timeout)
+		var cancel context.CancelFunc
+		setup, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	timedOut := func(err error) error {
+		if ctx.Err() == nil && errors.Is(setup.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("%w after %s: %w", ErrTimeout, o.Timeout, err)
+		}
+		return err
+	}
+	if err := r.openManifest(setup); err != nil {
+		return nil, timedOut(err)
 	}
 	if err := job.Validate(); err != nil {
 		return nil, err
@@ -201,9 +254,9 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 	log := job.Logger.With().Str("component", "coordinator").Str("job", r.m.Job).Logger()
 	log.Info().Bool("resume", o.Resume != "").Int("shards", r.o.Shards).Msg("job started")
 
-	w, err := q.Watch(ctx, r.m.Job)
+	w, err := q.Watch(setup, r.m.Job)
 	if err != nil {
-		return nil, err
+		return nil, timedOut(err)
 	}
 	defer w.Stop()
 	ctx, cancel := context.WithCancel(ctx)
@@ -235,15 +288,16 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 	type ingestResult struct {
 		tasks map[string]int // task -> queries
 		res   *ingest.Result
+		pub   publishCounts
 		err   error
 	}
 	ingested := make(chan ingestResult, 1)
-	startIngest := func(only map[string]bool) {
+	startIngest := func(only map[string]bool, republish int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tasks, res, err := r.ingest(ctx, only)
-			ingested <- ingestResult{tasks, res, err}
+			tasks, res, pub, err := r.ingest(ctx, only, republish)
+			ingested <- ingestResult{tasks, res, pub, err}
 		}()
 	}
 	if r.m.State == StateDone {
@@ -251,7 +305,7 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 		// list and the statistics; collect the stored results again.
 		ingested <- ingestResult{tasks: nil}
 	} else {
-		startIngest(nil)
+		startIngest(nil, 0)
 	}
 
 	total := metric.NewPartialFor(job.Metric)
@@ -262,6 +316,9 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 	var res *ingest.Result
 	ingesting := true
 	reingesting := false
+	republished := 0                  // re-publications of lost tasks so far
+	var nextRepublish time.Time       // not before: each reads the inputs again
+	republishWait := o.ReconcileEvery // doubles after each re-publication
 	progress := Progress{Job: r.m.Job}
 	report := func() {
 		if o.Progress != nil {
@@ -276,7 +333,7 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 	defer waitTick.Stop()
 	var timeout <-chan time.Time
 	if o.Timeout > 0 {
-		t := time.NewTimer(o.Timeout)
+		t := time.NewTimer(max(time.Until(deadline), 0))
 		defer t.Stop()
 		timeout = t.C
 	}
@@ -296,9 +353,24 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 		return nil, err
 	}
 
+	// Once every task has a result, the job is not done until the queue
+	// has released every task: a worker that scores a task again (a
+	// redelivery, a late ack) and finds a different result records a final
+	// failure before it terminates the task, and that failure must fail
+	// the job even when it comes after the last result.
+	var settle *time.Timer
+	settleWait := time.Duration(0)
+	var settleLogged time.Time
+loop:
 	for {
-		if !ingesting && tasks != nil && len(done) == len(tasks) {
-			break
+		if settle == nil && !ingesting && tasks != nil && len(done) == len(tasks) {
+			settle = time.NewTimer(0)
+			defer settle.Stop()
+			settleLogged = time.Now()
+		}
+		var settleC <-chan time.Time
+		if settle != nil {
+			settleC = settle.C
 		}
 		select {
 		case <-ctx.Done():
@@ -312,9 +384,14 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 			ingesting = false
 			if reingesting {
 				reingesting = false
-				log.Info().Msg("lost tasks re-published")
+				nextRepublish = time.Now().Add(republishWait)
+				republishWait = min(2*republishWait, max(MaxRepublishWait, o.ReconcileEvery))
+				log.Info().Int("published", ir.pub.published).Int("enqueued", ir.pub.enqueued).
+					Msg("lost tasks re-published")
 				continue
 			}
+			log.Info().Int("published", ir.pub.published).Int("enqueued", ir.pub.enqueued).
+				Int("results_reused", ir.pub.reused).Msg("tasks published")
 			if ir.tasks == nil { // resumed a finished job
 				tasks = r.tasksFromManifest()
 				res = &ingest.Result{Stats: *r.m.Stats}
@@ -335,14 +412,7 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 		case ev := <-events:
 			lastMove = time.Now()
 			if ev.Dead {
-				msg := fmt.Sprintf("task %s (shard %s) failed", ev.Task, shardOf(ev.Task))
-				if ev.Deliveries > 0 {
-					msg += fmt.Sprintf(" after %d deliveries", ev.Deliveries)
-				}
-				if ev.Worker != "" {
-					msg += " on worker " + ev.Worker
-				}
-				return fail(fmt.Errorf("%w: %s: %s", ErrTaskFailed, msg, ev.Reason))
+				return fail(taskFailed(ev))
 			}
 			if done[ev.Task] {
 				continue // the queue keeps one result per task; a repeat delivery of it is harmless
@@ -383,9 +453,15 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 				continue
 			}
 			if len(missing) > 0 {
-				log.Warn().Int("tasks", len(missing)).Msg("tasks lost by the queue; reading the inputs again to re-publish them")
+				if wait := time.Until(nextRepublish); wait > 0 {
+					log.Debug().Int("tasks", len(missing)).Dur("wait", wait).Msg("tasks lost by the queue; re-publishing them later")
+					continue
+				}
+				republished++
+				log.Warn().Int("tasks", len(missing)).Int("republication", republished).
+					Msg("tasks lost by the queue; reading the inputs again to re-publish them")
 				ingesting, reingesting = true, true
-				startIngest(missing)
+				startIngest(missing, republished)
 			}
 		case <-waitTick.C:
 			n, err := q.WorkerCount(ctx)
@@ -397,6 +473,25 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 				log.Warn().Msg("waiting for workers: none connected (start `evalgate worker --nats URL`)")
 			}
 			report()
+		case <-settleC:
+			st, err := q.Settlement(ctx, r.m.Job)
+			if err != nil {
+				log.Warn().Err(err).Msg("check that the queue released every task")
+			} else {
+				if len(st.Failures) > 0 {
+					return fail(taskFailed(st.Failures[0]))
+				}
+				if st.Pending == 0 {
+					break loop
+				}
+				if time.Since(settleLogged) >= 10*time.Second {
+					log.Info().Int("tasks", st.Pending).
+						Msg("every task has a result; waiting for workers to release the last tasks (an acknowledgement, or a redelivery after the ack wait)")
+					settleLogged = time.Now()
+				}
+			}
+			settleWait = min(max(2*settleWait, 20*time.Millisecond), time.Second)
+			settle.Reset(settleWait)
 		case <-timeout:
 			n, _ := q.WorkerCount(ctx)
 			return fail(fmt.Errorf("%w after %s: %d of %s tasks scored, %d workers connected", ErrTimeout, o.Timeout, len(done), taskCount(tasks), n))
@@ -432,6 +527,18 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 	}
 	log.Info().Int("tasks", len(done)).Dur("took", time.Since(start)).Msg("job done")
 	return &Outcome{Summary: s, Partial: total, Stats: res.Stats}, nil
+}
+
+// taskFailed is the error of a job whose task failed for good.
+func taskFailed(ev Event) error {
+	msg := fmt.Sprintf("task %s (shard %s) failed", ev.Task, shardOf(ev.Task))
+	if ev.Deliveries > 0 {
+		msg += fmt.Sprintf(" after %d deliveries", ev.Deliveries)
+	}
+	if ev.Worker != "" {
+		msg += " on worker " + ev.Worker
+	}
+	return fmt.Errorf("%w: %s: %s", ErrTaskFailed, msg, ev.Reason)
 }
 
 func taskCount(tasks map[string]int) string {
@@ -537,29 +644,37 @@ func (r *run) reconcile(ctx context.Context, tasks map[string]int, done map[stri
 	return missing, nil
 }
 
+// publishCounts counts what an ingest did with the tasks it cut.
+type publishCounts struct {
+	published int // tasks handed to the queue
+	enqueued  int // ... of which the queue enqueued (the rest were pending already)
+	reused    int // tasks skipped because their result is stored
+}
+
 // ingest reads the inputs and publishes the tasks (all of them, or only
-// those in `only`), skipping tasks that already have a result when
-// resuming. It returns every task of the job with its query count.
-func (r *run) ingest(ctx context.Context, only map[string]bool) (map[string]int, *ingest.Result, error) {
+// those in `only`, as re-publication `republish`), skipping tasks that
+// already have a result when resuming or re-publishing. It returns every
+// task of the job with its query count.
+func (r *run) ingest(ctx context.Context, only map[string]bool, republish int) (map[string]int, *ingest.Result, publishCounts, error) {
 	job := r.job
 	if r.gold == nil {
 		t0 := time.Now()
 		gold, err := loadGold(ctx, job)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, publishCounts{}, err
 		}
 		if r.m.GoldDigest != "" && r.m.GoldDigest != gold.Digest() {
-			return nil, nil, fmt.Errorf("the gold set %s changed since job %s started", job.Gold.Path, r.m.Job)
+			return nil, nil, publishCounts{}, fmt.Errorf("the gold set %s changed since job %s started", job.Gold.Path, r.m.Job)
 		}
 		r.gold = gold
 		job.Logger.Info().Int("queries", gold.NumQueries()).Dur("took", time.Since(t0)).Msg("gold set loaded")
 		if r.base, err = loadBaseline(ctx, job, gold); err != nil {
-			return nil, nil, err
+			return nil, nil, publishCounts{}, err
 		}
 		if r.base != nil {
 			d := digestString(r.base.Result.RunDigest)
 			if r.m.BaselineDigest != "" && r.m.BaselineDigest != d {
-				return nil, nil, fmt.Errorf("the baseline run %s changed since job %s started", job.Baseline.Path, r.m.Job)
+				return nil, nil, publishCounts{}, fmt.Errorf("the baseline run %s changed since job %s started", job.Baseline.Path, r.m.Job)
 			}
 			st := r.base.Result.Stats
 			r.m.BaselineDigest, r.m.BaselineStats = d, &st
@@ -567,7 +682,7 @@ func (r *run) ingest(ctx context.Context, only map[string]bool) (map[string]int,
 		if r.m.GoldDigest == "" {
 			r.m.GoldDigest = gold.Digest()
 			if err := r.q.PutManifest(ctx, r.m); err != nil {
-				return nil, nil, err
+				return nil, nil, publishCounts{}, err
 			}
 		}
 	}
@@ -578,11 +693,12 @@ func (r *run) ingest(ctx context.Context, only map[string]bool) (map[string]int,
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type part struct {
-		id     string
-		chunks []*shard.Rows
+		id   string
+		rows *shard.Rows
 	}
 	parts := make(chan part, r.o.PublishConcurrency)
 	var pubErr error
+	var pubCounts publishCounts
 	var pubMu sync.Mutex
 	var pwg sync.WaitGroup
 	for i := 0; i < r.o.PublishConcurrency; i++ {
@@ -590,56 +706,75 @@ func (r *run) ingest(ctx context.Context, only map[string]bool) (map[string]int,
 		go func() {
 			defer pwg.Done()
 			for p := range parts {
-				if err := r.publish(ctx, p.id, p.chunks, resuming); err != nil {
-					pubMu.Lock()
+				skipped, enqueued, err := r.publish(ctx, p.id, p.rows, resuming, republish)
+				pubMu.Lock()
+				switch {
+				case err != nil:
 					if pubErr == nil {
 						pubErr = err
 					}
-					pubMu.Unlock()
 					cancel()
+				case skipped:
+					pubCounts.reused++
+				default:
+					pubCounts.published++
+					if enqueued {
+						pubCounts.enqueued++
+					}
 				}
+				pubMu.Unlock()
 			}
 		}()
 	}
 
 	// Rows are split by shard while the units are built (in parallel);
-	// here they only queue up per shard until a part is full.
+	// here they are copied out of the unit and wait per shard until a part
+	// is full. The waiting rows of all shards never exceed the buffer
+	// budget: before rows are added, the shards with the most waiting rows
+	// are published early until the new rows fit. Every decision depends
+	// only on the input and the configuration, so reading the input again
+	// (to resume, or to re-publish lost tasks) cuts the same tasks.
 	S := r.o.Shards
-	pending := make([][]*shard.Rows, S)
-	pendingRows := make([]int, S)
-	pendingSize := make([]int, S)
+	budget := r.o.BufferBytes
+	partBytes := min(r.o.PartBytes, budget)
+	buf := newPartBuffer(S)
 	counts := make([]int, S)
 	tasks := map[string]int{}
 	flush := func(s int) error {
+		rows := buf.take(s)
 		id := TaskID(shard.ID(s), counts[s])
 		counts[s]++
-		tasks[id] = pendingRows[s]
-		chunks := pending[s]
-		pending[s], pendingRows[s], pendingSize[s] = nil, 0, 0
+		tasks[id] = rows.Len()
 		if only != nil && !only[id] {
 			return nil
 		}
 		select {
-		case parts <- part{id: id, chunks: chunks}:
+		case parts <- part{id: id, rows: rows}:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
+	buffered := func() {
+		if r.o.OnBuffered != nil {
+			r.o.OnBuffered(buf.total)
+		}
+	}
 	handlers := ingest.Handlers{Commit: func(u *ingest.Unit) error {
-		for s := range u.Routed {
-			rows := &u.Routed[s]
-			if rows.Len() == 0 {
-				continue
+		for i := range u.Routed {
+			s, rows := u.Routed[i].Route, &u.Routed[i].Rows
+			for add := rows.Size(); buf.total > budget-add && buf.total > 0; {
+				if err := flush(buf.largest()); err != nil {
+					return err
+				}
 			}
-			pending[s] = append(pending[s], rows)
-			pendingRows[s] += rows.Len()
-			pendingSize[s] += rows.Size()
-			if pendingSize[s] >= r.o.PartBytes {
+			buf.add(s, rows)
+			if buf.size[s] >= partBytes {
 				if err := flush(s); err != nil {
 					return err
 				}
 			}
+			buffered()
 		}
 		return nil
 	}}
@@ -649,24 +784,20 @@ func (r *run) ingest(ctx context.Context, only map[string]bool) (map[string]int,
 	jobCopy.Ingest.Baseline = r.base
 	job = &jobCopy
 	res, err := joinRun(ctx, job, r.gold, handlers)
-	if err == nil {
-		for s := range pending {
-			if pendingRows[s] > 0 {
-				if err = flush(s); err != nil {
-					break
-				}
-			}
+	for s := 0; s < S && err == nil; s++ {
+		if buf.rows[s] != nil {
+			err = flush(s)
 		}
 	}
 	close(parts)
 	pwg.Wait()
 	if pubErr != nil {
-		return nil, nil, pubErr
+		return nil, nil, publishCounts{}, pubErr
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, publishCounts{}, err
 	}
-	return tasks, res, nil
+	return tasks, res, pubCounts, nil
 }
 
 // joinRun streams the run through the joiner, falling back to reading it
@@ -693,31 +824,36 @@ func joinRun(ctx context.Context, job *Job, gold *ingest.Gold, h ingest.Handlers
 }
 
 // publish encodes and publishes one task, unless resuming and its result
-// is already stored.
-func (r *run) publish(ctx context.Context, id string, chunks []*shard.Rows, resuming bool) error {
+// is already stored (skipped). enqueued reports whether the queue enqueued
+// it (see Queue.PublishTask).
+func (r *run) publish(ctx context.Context, id string, rows *shard.Rows, resuming bool, republish int) (skipped, enqueued bool, err error) {
 	if resuming {
 		has, err := r.q.HasPartial(ctx, r.m.Job, id)
 		if err != nil {
-			return err
+			return false, false, err
 		}
 		if has {
-			return nil
+			return true, false, nil
 		}
-	}
-	rows := chunks[0]
-	if len(chunks) > 1 {
-		rows = shard.Concat(chunks)
 	}
 	payload, err := shard.Encode(rows)
 	if err != nil {
-		return err
+		return false, false, err
 	}
 	hdr := make(map[string]string, len(r.headers)+1)
 	for k, v := range r.headers {
 		hdr[k] = v
 	}
 	hdr[shard.HeaderQueries] = strconv.Itoa(rows.Len())
-	return r.q.PublishTask(ctx, TaskSpec{Job: r.m.Job, ID: id, Payload: payload, Digest: shard.Digest(payload), Queries: rows.Len(), Headers: hdr})
+	enqueued, err = r.q.PublishTask(ctx, TaskSpec{Job: r.m.Job, ID: id, Payload: payload, Digest: shard.Digest(payload),
+		Queries: rows.Len(), Headers: hdr, Republish: republish})
+	if err != nil {
+		return false, false, err
+	}
+	if r.o.AfterPublish != nil {
+		r.o.AfterPublish(id, enqueued)
+	}
+	return false, enqueued, nil
 }
 
 // writePerQuery writes the collected per-query rows in input order.

@@ -15,6 +15,12 @@ type TaskSpec struct {
 	Digest  string // hex SHA-256 of Payload
 	Queries int
 	Headers map[string]string
+	// Republish is 0 for a task's first publication (and for publishing it
+	// again when resuming a job), and n > 0 for the n-th time the
+	// coordinator re-publishes tasks the queue lost. A re-publication must
+	// really enqueue the task, so it cannot reuse the first publication's
+	// deduplication id, which the queue may still remember.
+	Republish int
 }
 
 // Event is something the coordinator learns about a task of its job.
@@ -41,9 +47,13 @@ type Watcher interface {
 // Queue is what the distributed coordinator needs from the message queue.
 // Implementations must be safe for concurrent use.
 type Queue interface {
-	// PublishTask enqueues a task. Publishing a task that is already
-	// pending is not an error.
-	PublishTask(ctx context.Context, t TaskSpec) error
+	// PublishTask enqueues a task and reports whether this call enqueued
+	// it. It is false, with no error, when the task is already pending (a
+	// task is pending at most once) or when the queue recognised the
+	// publication as a duplicate of one it accepted recently (the same job,
+	// task and Republish): the queue has, or had, that task, and this call
+	// added nothing.
+	PublishTask(ctx context.Context, t TaskSpec) (enqueued bool, err error)
 	// TaskPending reports whether the task waits in the queue (or is held
 	// by a worker).
 	TaskPending(ctx context.Context, job, task string) (bool, error)
@@ -56,10 +66,26 @@ type Queue interface {
 	PutManifest(ctx context.Context, m *Manifest) error
 	GetManifest(ctx context.Context, job string) (*Manifest, error)
 	ListManifests(ctx context.Context) ([]*Manifest, error)
+	// Settlement reports how many of the job's tasks are still in the work
+	// queue and the job's final failures. It must read the queue before
+	// the failures: a worker records a final failure before it terminates
+	// the task, so once no task is left every failure is reported.
+	Settlement(ctx context.Context, job string) (Settlement, error)
 	// WorkerCount is the number of workers seen recently.
 	WorkerCount(ctx context.Context) (int, error)
 	// PurgeJob removes the job's pending tasks and payload objects.
 	PurgeJob(ctx context.Context, job string) error
+}
+
+// Settlement is what is left of a job in the queue.
+type Settlement struct {
+	// Pending counts the job's tasks still in the work queue: waiting, held
+	// by a worker (which may have stored the result but not yet
+	// acknowledged the task, or may be about to report that its result
+	// differs from the stored one), or left there after MaxDeliver.
+	Pending int
+	// Failures are the job's final failures (Event.Dead set).
+	Failures []Event
 }
 
 // Manifest states.
@@ -112,6 +138,7 @@ type JobConfig struct {
 	OnlyRunQueries bool     `json:"only_run_queries"`
 	Shards         int      `json:"shards"`
 	PartBytes      int      `json:"part_bytes"`
+	BufferBytes    int      `json:"buffer_bytes,omitempty"` // 0 in manifests written before the budget existed
 	PerQuery       bool     `json:"per_query"`
 	BaselinePath   string   `json:"baseline_path,omitempty"`
 	BaselineFormat string   `json:"baseline_format,omitempty"`

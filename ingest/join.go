@@ -73,10 +73,11 @@ type Config struct {
 	Parallelism int
 	// UnitQueries is the number of queries per unit (default 2048).
 	UnitQueries int
-	// Route, if set, sends each query's row to Unit.Routed[Route(id)],
-	// with Routes parts, so that a caller partitioning the queries (the
-	// distributed coordinator) gets them split while the units are built
-	// in parallel, without copying them again.
+	// Route, if set, sends each query's row to the rows of route
+	// Route(id) in Unit.Routed, routes being in [0,Routes), so that a
+	// caller partitioning the queries (the distributed coordinator) gets
+	// them split while the units are built in parallel. A unit's memory
+	// grows with the routes its queries use, not with Routes.
 	Route  func(queryID string) int
 	Routes int
 	// Baseline, if set, adds each query's baseline ranking to its row
@@ -133,10 +134,11 @@ type Unit struct {
 	// Rows holds the unit's queries as shard-batch rows, in input order
 	// (when Config.Route is nil).
 	Rows shard.Rows
-	// Routed holds the unit's queries split by Config.Route, each part in
-	// input order (when Config.Route is set). Gold and Scores then follow
-	// Rows' order, which is empty: they are not filled.
-	Routed []shard.Rows
+	// Routed holds the unit's queries split by Config.Route (when it is
+	// set): one entry per route that got a query, in order of the route's
+	// first query, each with its rows in input order. Gold and Scores then
+	// follow Rows' order, which is empty: they are not filled.
+	Routed []RoutedRows
 	// Gold holds each row's index in the gold set.
 	Gold []int32
 	// Scores is for the caller: Process may store per-row values here for
@@ -148,6 +150,12 @@ type Unit struct {
 	errs    schema.ErrorList
 	digest  [2]uint64
 	batches []*schema.Batch // retained by the unit; released after building
+}
+
+// RoutedRows are a unit's rows of one route.
+type RoutedRows struct {
+	Route int
+	Rows  shard.Rows
 }
 
 // segment is part of a query's run rows: rows [lo,hi) of a long batch, or
@@ -596,6 +604,9 @@ type builder struct {
 	hashes  []byte
 	ranked  []uint64
 	table   internTable
+	// routeIdx maps a route to 1 + its index in the unit's Routed (0:
+	// none yet); reset after each unit.
+	routeIdx []int32
 }
 
 type entry struct {
@@ -640,15 +651,23 @@ func (b *builder) build(u *Unit) error {
 	if cfg.Depth > 0 {
 		entries = min(entries, cfg.Depth*len(u.groups))
 	}
+	// Routed rows get room for an even share and a half when their route
+	// gets its first query; rows beyond grow the slices.
+	var routeQ, routeE, routeG int
 	if cfg.Route != nil {
-		u.Routed = make([]shard.Rows, cfg.Routes)
-		// Room for an even share and a half; rows beyond grow the slices.
-		q := len(u.groups)*3/(2*cfg.Routes) + 2
-		e := entries*3/(2*cfg.Routes) + 64
-		gr := grades*3/(2*cfg.Routes) + 16
-		for i := range u.Routed {
-			u.Routed[i].Grow(q, e, gr)
+		if len(b.routeIdx) != cfg.Routes {
+			b.routeIdx = make([]int32, cfg.Routes)
 		}
+		routes := min(cfg.Routes, max(len(u.groups), 1))
+		u.Routed = make([]RoutedRows, 0, routes)
+		routeQ = len(u.groups)*3/(2*routes) + 2
+		routeE = entries*3/(2*routes) + 64
+		routeG = grades*3/(2*routes) + 16
+		defer func() {
+			for _, rr := range u.Routed {
+				b.routeIdx[rr.Route] = 0
+			}
+		}()
 	} else {
 		u.Rows.Grow(len(u.groups), entries, grades)
 	}
@@ -702,7 +721,15 @@ func (b *builder) build(u *Unit) error {
 		qid := gold.QueryID(gr.gold)
 		rows := &u.Rows
 		if cfg.Route != nil {
-			rows = &u.Routed[cfg.Route(qid)]
+			route := cfg.Route(qid)
+			i := b.routeIdx[route] - 1
+			if i < 0 {
+				i = int32(len(u.Routed))
+				b.routeIdx[route] = i + 1
+				u.Routed = append(u.Routed, RoutedRows{Route: route})
+				u.Routed[i].Rows.Grow(routeQ, routeE, routeG)
+			}
+			rows = &u.Routed[i].Rows
 		} else {
 			u.Gold = append(u.Gold, gr.gold)
 		}

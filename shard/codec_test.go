@@ -142,3 +142,26 @@ func TestPairedRowsConcatAndCopy(t *testing.T) {
 		t.Fatal("row-by-row copy of a paired batch encodes differently")
 	}
 }
+
+// TestAppendRowsSizeAdds: appending rows copies them (the same bytes as
+// Concat) and adds exactly their Size, which the coordinator's buffer
+// budget relies on.
+func TestAppendRowsSizeAdds(t *testing.T) {
+	var a, b, c Rows
+	a.Append(0, "q0", []string{"tier=1"}, []int32{2, 1}, []uint32{0, 7, 1})
+	b.Append(1, "q1", nil, nil, []uint32{4})
+	b.Append(2, "query-two", []string{"a=b", "c=d"}, []int32{1}, nil)
+	c.AppendRows(&a)
+	if c.Size() != a.Size() {
+		t.Fatalf("size %d after one append, want %d", c.Size(), a.Size())
+	}
+	c.AppendRows(&b)
+	if c.Size() != a.Size()+b.Size() || c.Len() != 3 {
+		t.Fatalf("size %d, %d rows after two appends, want %d, 3", c.Size(), c.Len(), a.Size()+b.Size())
+	}
+	x, _ := Encode(Concat([]*Rows{&a, &b}))
+	y, _ := Encode(&c)
+	if string(x) != string(y) {
+		t.Fatal("appended rows encode differently from concatenated ones")
+	}
+}

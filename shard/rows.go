@@ -27,8 +27,10 @@ type Rows struct {
 
 func (r *Rows) init() {
 	if r.groupOff == nil {
-		r.queryID = schema.NewStrings(64, 1024)
-		r.groups = schema.NewStrings(64, 1024)
+		// Small: many Rows hold a few queries (one per shard of a unit, or
+		// of the coordinator's parts); Grow reserves more.
+		r.queryID = schema.NewStrings(4, 64)
+		r.groups = schema.NewStrings(4, 64)
 		r.groupOff = []int32{0}
 		r.gradeOff = []int32{0}
 		r.runOff = []int32{0}
@@ -167,27 +169,34 @@ func Concat(parts []*Rows) *Rows {
 	out := &Rows{}
 	out.Grow(n, runIDs, grades)
 	for _, p := range parts {
-		if p.paired {
-			out.setPaired() // before the part's rows
-		}
-		for i := range p.seq {
-			out.seq = append(out.seq, p.seq[i])
-			out.queryID.Append(p.queryID.Value(i))
-			for g := p.groupOff[i]; g < p.groupOff[i+1]; g++ {
-				out.groups.Append(p.groups.Value(int(g)))
-			}
-			out.groupOff = append(out.groupOff, int32(out.groups.Len()))
-			out.grades = append(out.grades, p.grades[p.gradeOff[i]:p.gradeOff[i+1]]...)
-			out.gradeOff = append(out.gradeOff, int32(len(out.grades)))
-			out.run = append(out.run, p.run[p.runOff[i]:p.runOff[i+1]]...)
-			out.runOff = append(out.runOff, int32(len(out.run)))
-			if p.paired {
-				out.base = append(out.base, p.base[p.baseOff[i]:p.baseOff[i+1]]...)
-			}
-			if out.paired {
-				out.baseOff = append(out.baseOff, int32(len(out.base)))
-			}
-		}
+		out.AppendRows(p)
 	}
 	return out
+}
+
+// AppendRows appends a copy of every row of p, in order. Size grows by
+// p.Size().
+func (r *Rows) AppendRows(p *Rows) {
+	r.init()
+	if p.paired {
+		r.setPaired() // before p's rows
+	}
+	for i := range p.seq {
+		r.seq = append(r.seq, p.seq[i])
+		r.queryID.Append(p.queryID.Value(i))
+		for g := p.groupOff[i]; g < p.groupOff[i+1]; g++ {
+			r.groups.Append(p.groups.Value(int(g)))
+		}
+		r.groupOff = append(r.groupOff, int32(r.groups.Len()))
+		r.grades = append(r.grades, p.grades[p.gradeOff[i]:p.gradeOff[i+1]]...)
+		r.gradeOff = append(r.gradeOff, int32(len(r.grades)))
+		r.run = append(r.run, p.run[p.runOff[i]:p.runOff[i+1]]...)
+		r.runOff = append(r.runOff, int32(len(r.run)))
+		if p.paired {
+			r.base = append(r.base, p.base[p.baseOff[i]:p.baseOff[i+1]]...)
+		}
+		if r.paired {
+			r.baseOff = append(r.baseOff, int32(len(r.base)))
+		}
+	}
 }

@@ -33,8 +33,9 @@ type FaultPlan struct {
 	// StallAfterPublish sleeps this long after storing the partial and
 	// before acking, so the ack arrives after the ack wait (a late ack).
 	StallAfterPublish time.Duration
-	// SlowTask makes scoring the task with this ID take SlowFor longer
-	// (with progress reported meanwhile), to keep a job open.
+	// SlowTask makes scoring the task with this ID ("*": every task) take
+	// SlowFor longer (with progress reported meanwhile), to keep a job
+	// open.
 	SlowTask string
 	SlowFor  time.Duration
 
@@ -100,7 +101,7 @@ func (p *FaultPlan) duringScore(ctx context.Context, t Task) error {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		<-ctx.Done() // not reached: the kernel kills the process
 	}
-	if p.SlowTask != "" && t.ID() == p.SlowTask {
+	if p.SlowTask != "" && (p.SlowTask == "*" || t.ID() == p.SlowTask) {
 		select {
 		case <-time.After(p.SlowFor):
 		case <-ctx.Done():

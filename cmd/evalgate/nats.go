@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 
+	"github.com/evalgate/evalgate/coordinator"
 	"github.com/evalgate/evalgate/internal/jsq"
 )
 
@@ -81,10 +83,19 @@ func connectWithRetry(ctx context.Context, o jsq.Options, wait time.Duration, on
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, fmt.Errorf("%w (last attempt: %w)", ctx.Err(), err)
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// setupTimedOut turns an error met while waiting for the server under
+// --timeout (setup is ctx with the timeout) into the job's timeout error.
+func setupTimedOut(ctx, setup context.Context, timeout time.Duration, err error) error {
+	if timeout > 0 && ctx.Err() == nil && errors.Is(setup.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%w after %s: waiting for JetStream: %w", coordinator.ErrTimeout, timeout, err)
+	}
+	return err
 }
 
 func isAuthError(err error) bool { return errors.Is(err, jsq.ErrUnauthorized) }
@@ -102,7 +113,7 @@ func retryUntil(ctx context.Context, wait time.Duration, log zerolog.Logger, fn 
 		log.Info().Err(err).Msg("JetStream not ready yet; retrying")
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return fmt.Errorf("%w (last attempt: %w)", ctx.Err(), err)
 		case <-time.After(time.Second):
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -30,7 +31,7 @@ func runCommand() *cli.Command {
 		&cli.IntFlag{Name: "shards", Usage: "hash partitions of the queries (default 16 with the embedded server, 64 with --nats)"},
 		&cli.IntFlag{Name: "part-bytes", Value: coordinator.DefaultPartBytes, Usage: "target size of one task's rows"},
 		&cli.StringFlag{Name: "store", Usage: "embedded server's store directory (default: a temporary directory, removed at exit)"},
-		&cli.DurationFlag{Name: "timeout", Usage: "fail the job if it has not finished after this long (0: wait forever)"},
+		&cli.DurationFlag{Name: "timeout", Usage: "fail the job if it has not finished after this long, waiting for the server included (0: wait forever)"},
 		&cli.StringFlag{Name: "resume", Usage: "resume job JOB after a coordinator crash (with --nats; the inputs must be unchanged)"},
 		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress on stderr: auto (a bar on a terminal, else lines at --log-level info), on (a bar on a terminal, else a JSON line every 10s) or off"},
 		&cli.DurationFlag{Name: "wait-server", Value: time.Minute, Usage: "with --nats, keep retrying until JetStream answers this long"},
@@ -112,6 +113,13 @@ func runAction(c *cli.Context) error {
 		return usagef("--part-bytes %d: want at least 1", c.Int("part-bytes"))
 	}
 
+	// --timeout bounds the whole run, waiting for the server included.
+	started, timeout := time.Now(), c.Duration("timeout")
+	setupCtx, cancelSetup := ctx, context.CancelFunc(func() {})
+	if timeout > 0 {
+		setupCtx, cancelSetup = context.WithTimeout(ctx, timeout)
+	}
+	defer cancelSetup()
 	connOpts := natsOptions(c, "evalgate-coordinator")
 	connOpts.Logger = log
 	if !external {
@@ -135,15 +143,15 @@ func runAction(c *cli.Context) error {
 	if external {
 		wait = c.Duration("wait-server")
 	}
-	conn, err := connectWithRetry(ctx, connOpts, wait, func(err error) {
+	conn, err := connectWithRetry(setupCtx, connOpts, wait, func(err error) {
 		log.Warn().Err(err).Msg("waiting for JetStream")
 	})
 	if err != nil {
-		return err
+		return setupTimedOut(ctx, setupCtx, timeout, err)
 	}
 	defer conn.Close()
-	if err := retryUntil(ctx, wait, log, func() error { return conn.EnsureTopology(ctx, topologyFromFlags(c)) }); err != nil {
-		return err
+	if err := retryUntil(setupCtx, wait, log, func() error { return conn.EnsureTopology(setupCtx, topologyFromFlags(c)) }); err != nil {
+		return setupTimedOut(ctx, setupCtx, timeout, err)
 	}
 
 	// In-process workers, stopped once the coordinator is done.
@@ -173,9 +181,11 @@ func runAction(c *cli.Context) error {
 		Shards:       shards,
 		PartBytes:    c.Int("part-bytes"),
 		Resume:       resume,
-		Timeout:      c.Duration("timeout"),
+		Timeout:      timeout,
+		TimeoutFrom:  started,
 		Progress:     bar.update,
 		AfterPartial: crashHook(),
+		AfterPublish: crashAfterPublishHook(),
 	})
 	bar.finish()
 	stopWorkers()
@@ -237,9 +247,24 @@ func startWorker(ctx context.Context, wg *sync.WaitGroup, conn *jsq.Conn, concur
 	return nil
 }
 
-// crashHook is the coordinator-crash fault of the tests: with
-// EVALGATE_TEST_COORDINATOR_CRASH_AFTER=n the process SIGKILLs itself once
-// n results are in, as kill -9 would.
+// crashHook and crashAfterPublishHook are the coordinator-crash faults of
+// the tests: the process SIGKILLs itself, as kill -9 would, once n results
+// are in (EVALGATE_TEST_COORDINATOR_CRASH_AFTER=n) or once n tasks are
+// published (EVALGATE_TEST_COORDINATOR_CRASH_AFTER_PUBLISH=n).
+func crashAfterPublishHook() func(string, bool) {
+	n := int64(0)
+	if _, err := fmt.Sscan(os.Getenv("EVALGATE_TEST_COORDINATOR_CRASH_AFTER_PUBLISH"), &n); err != nil || n <= 0 {
+		return nil
+	}
+	var published atomic.Int64
+	return func(string, bool) {
+		if published.Add(1) >= n {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+	}
+}
+
+// crashHook is the crash-after-results fault (see crashAfterPublishHook).
 func crashHook() func(int) {
 	n := 0
 	if _, err := fmt.Sscan(os.Getenv("EVALGATE_TEST_COORDINATOR_CRASH_AFTER"), &n); err != nil || n <= 0 {

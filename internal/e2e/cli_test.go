@@ -2,11 +2,15 @@ package e2e
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/evalgate/evalgate/schema"
 )
@@ -51,5 +55,65 @@ func TestClusterModeGateAndHistory(t *testing.T) {
 	out, errs, code = cli(t, "status", "--nats", s.ClientURL())
 	if code != 0 || strings.Count(out, " done ") != 2 || !strings.Contains(out, "workers seen in the last 30s: 1") {
 		t.Fatalf("status: exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// TestRunTimeoutBoundsWaitingForServer: `run --nats URL --timeout 2s`
+// against a server that does not answer — nothing listening, or a listener
+// that never speaks NATS — gives up within the timeout (plus a margin for
+// one connection attempt), not after --wait-server's minute, and says it
+// timed out.
+func TestRunTimeoutBoundsWaitingForServer(t *testing.T) {
+	gold, run := genData(t, 50, schema.FormatTREC, false)
+	refused, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusedAddr := refused.Addr().String()
+	refused.Close()
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() { // accept and hold connections without a word
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	const timeout = 2 * time.Second
+	const margin = 3 * time.Second // one connection attempt (2s) and process start
+	for name, addr := range map[string]string{"refused": refusedAddr, "silent": silent.Addr().String()} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), timeout+20*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, evalgateBin, "run", "--nats", "nats://"+addr, "--gold", gold, "--run", run,
+				"--timeout", timeout.String(), "--progress", "off")
+			var errb bytes.Buffer
+			cmd.Stderr = &errb
+			start := time.Now()
+			err := cmd.Run()
+			took := time.Since(start)
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+				t.Fatalf("exit: %v after %s, want code 3\n%s", err, took, errb.String())
+			}
+			if took > timeout+margin {
+				t.Fatalf("gave up after %s, want at most --timeout %s + %s", took, timeout, margin)
+			}
+			if !strings.Contains(errb.String(), "timed out after 2s") {
+				t.Errorf("stderr does not say it timed out:\n%s", errb.String())
+			}
+		})
 	}
 }

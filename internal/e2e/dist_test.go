@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/evalgate/evalgate/coordinator"
@@ -71,5 +72,49 @@ func TestPairedBootstrapSameBits(t *testing.T) {
 		if got := comparable(t, out.Summary); got != want {
 			t.Fatalf("%d workers, %d shards: paired summary differs from score's:\n%s\nwant\n%s", c.workers, c.shards, got, want)
 		}
+	}
+}
+
+// TestCoordinatorBufferBounded: the rows the coordinator holds while it
+// cuts tasks never exceed its buffer budget, however many shards there
+// are. With 32 shards, 1 MiB parts and a 256 KiB budget, the run (about
+// 1.2 MB of rows) would wait whole in the buffers until the end of the
+// input; instead parts are published early (more tasks than shards), and
+// the summary has the same bits.
+func TestCoordinatorBufferBounded(t *testing.T) {
+	gold, run := genData(t, 4000, schema.FormatJSONL, true)
+	want := reference(t, newJob(t, gold, run))
+	s := startServer(t)
+	startWorkers(t, s, 2, nil)
+	const budget = 256 << 10
+	var peak, steps atomic.Int64
+	opts := coordinator.DistOptions{Shards: 32, PartBytes: 1 << 20, BufferBytes: budget,
+		OnBuffered: func(n int) {
+			steps.Add(1)
+			if int64(n) > peak.Load() {
+				peak.Store(int64(n))
+			}
+		}}
+	q := connect(t, s, "coordinator")
+	out, err := coordinator.RunDistributed(context.Background(), newJob(t, gold, run), q, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if steps.Load() == 0 {
+		t.Fatal("the buffer hook was never called")
+	}
+	if p := peak.Load(); p > budget {
+		t.Fatalf("the coordinator buffered %d bytes of rows, budget %d", p, budget)
+	}
+	m, err := q.GetManifest(context.Background(), out.Summary.Execution.Job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Tasks <= opts.Shards {
+		t.Fatalf("%d tasks for %d shards: no part was published early", m.Tasks, opts.Shards)
+	}
+	t.Logf("%d tasks, peak %d bytes buffered over %d steps", m.Tasks, peak.Load(), steps.Load())
+	if got := comparable(t, out.Summary); got != want {
+		t.Fatalf("summary with a bounded buffer differs from score's:\n%s\nwant\n%s", got, want)
 	}
 }

@@ -51,12 +51,14 @@ func connect(t *testing.T, s *embedded.Server, name string) *jsq.Conn {
 	return c
 }
 
-// startWorkers runs n in-process workers until the test ends.
-func startWorkers(t *testing.T, s *embedded.Server, n int, plan *worker.FaultPlan) {
+// startWorkers runs n in-process workers until the test ends or stop is
+// called; stop returns once they have settled every task they held.
+func startWorkers(t *testing.T, s *embedded.Server, n int, plan *worker.FaultPlan) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	stop = func() { cancel(); wg.Wait() }
+	t.Cleanup(stop)
 	for i := 0; i < n; i++ {
 		c := connect(t, s, "worker")
 		cons, err := c.Consumer(ctx)
@@ -83,6 +85,7 @@ func startWorkers(t *testing.T, s *embedded.Server, n int, plan *worker.FaultPla
 			}
 		}()
 	}
+	return stop
 }
 
 var testMeasures, _ = metric.ParseList([]string{"R@1,R@5,R@10,P@5,RR,nDCG@10,nDCG(gain=exp)@10,AP,Success@5,Rprec,Judged@10,NumQ,NumRel,NumRet,NumRelRet"})
@@ -129,3 +132,32 @@ func reference(t *testing.T, job coordinator.Job) string {
 func metricNames() []string { return metric.Names(testMeasures) }
 
 func summaryFrom(b []byte) (*summary.Summary, error) { return summary.ReadJSON(bytes.NewReader(b)) }
+
+// waitFor polls cond every 20ms until it holds, failing the test if it
+// does not within timeout.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// jobResult is what RunDistributed returned, for jobs run in a goroutine.
+type jobResult struct {
+	out *coordinator.Outcome
+	err error
+}
+
+// runAsync runs a distributed job in a goroutine.
+func runAsync(ctx context.Context, job coordinator.Job, q coordinator.Queue, o coordinator.DistOptions) <-chan jobResult {
+	done := make(chan jobResult, 1)
+	go func() {
+		out, err := coordinator.RunDistributed(ctx, job, q, o)
+		done <- jobResult{out, err}
+	}()
+	return done
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -58,6 +59,8 @@ type Conn struct {
 
 	obs  jetstream.ObjectStore // guarded by mu
 	name string
+
+	retries atomic.Int64 // attempts retried, see retry
 }
 
 // ErrUnauthorized is returned by Connect when the server rejects the

@@ -1,10 +1,15 @@
 package jsq
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -26,10 +31,18 @@ var (
 const inlineHeadroom = 16 << 10
 
 // PublishTask enqueues a task: inline when it fits the server's max
-// payload with headroom, else in the object store with a reference. The
-// task's Nats-Msg-Id is job/task, and the stream keeps one message per
-// task subject, so publishing a pending task again is a no-op.
-func (c *Conn) PublishTask(ctx context.Context, t coordinator.TaskSpec) error {
+// payload with headroom, else in the object store with a reference. It
+// reports whether this call enqueued the task: not when the task's subject
+// already holds a pending task (the stream keeps one message per task:
+// error 10077), nor when the server reports the message as a duplicate of
+// one stored within its dedup window (PubAck.Duplicate) — the queue has,
+// or had, that task. The message id is <job>/<task> for the first
+// publication and <job>/<task>/r<n> for re-publication n, so a task the
+// queue lost is enqueued again even inside the dedup window. Failures a
+// server restart or a lost connection cause are retried with backoff until
+// ctx is done; a retry of a publication that was stored comes back as a
+// duplicate, so a task may be enqueued although false is returned.
+func (c *Conn) PublishTask(ctx context.Context, t coordinator.TaskSpec) (bool, error) {
 	msg := &nats.Msg{Subject: taskSubject(t.Job, t.ID), Header: nats.Header{}}
 	for k, v := range t.Headers {
 		msg.Header.Set(k, v)
@@ -41,21 +54,80 @@ func (c *Conn) PublishTask(ctx context.Context, t coordinator.TaskSpec) error {
 	if int64(len(t.Payload)) <= c.MaxPayload()-inlineHeadroom {
 		msg.Data = t.Payload
 	} else {
-		obs, err := c.objects(ctx)
-		if err != nil {
-			return err
-		}
 		name := t.Job + "/" + t.ID
-		if _, err := obs.PutBytes(ctx, name, t.Payload); err != nil {
-			return fmt.Errorf("store payload of task %s: %w", t.ID, c.explain(err))
+		err := c.retry(ctx, "store task payload", payloadTimeout(len(t.Payload)), func(ctx context.Context) error {
+			obs, err := c.objects(ctx)
+			if err != nil {
+				return err
+			}
+			return c.putObject(ctx, obs, name, t.Payload)
+		})
+		if err != nil {
+			return false, fmt.Errorf("store payload of task %s: %w", t.ID, c.explain(err))
 		}
 		msg.Header.Set(HeaderObject, name)
 	}
-	_, err := c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(t.Job+"/"+t.ID))
-	if err != nil && !isSubjectFull(err) {
-		return fmt.Errorf("publish task %s: %w", t.ID, c.explain(err))
+	id := t.Job + "/" + t.ID
+	if t.Republish > 0 {
+		id += "/r" + itoa(t.Republish)
 	}
-	return nil
+	enqueued := false
+	err := c.retry(ctx, "publish task", attemptTimeout, func(ctx context.Context) error {
+		ack, err := c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id))
+		if err == nil {
+			enqueued = !ack.Duplicate
+		}
+		return err
+	})
+	switch {
+	case isSubjectFull(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("publish task %s: %w", t.ID, c.explain(err))
+	}
+	return enqueued, nil
+}
+
+// Object chunks: the object store cuts objects into chunk messages of 128
+// KiB by default, which a server with a smaller max_payload rejects
+// ("maximum payload exceeded").
+const (
+	maxObjectChunk  = 128 << 10
+	objectHeadroom  = 4 << 10 // below max_payload, for the chunk's protocol overhead
+	objectDigestFmt = "SHA-256="
+)
+
+// objectChunk is the chunk size for objects on this connection's server:
+// min(128 KiB, max_payload - 4 KiB), and at least half the max payload (a
+// server with a tiny max payload).
+func (c *Conn) objectChunk() int {
+	mp := int(c.MaxPayload())
+	return max(min(maxObjectChunk, mp-objectHeadroom), mp/2)
+}
+
+// putObject stores data as object name in chunks the server accepts. An
+// object of that name with the same size and SHA-256 is left alone (a
+// retried or repeated publication): replacing it would change its chunks
+// under a worker reading them.
+func (c *Conn) putObject(ctx context.Context, obs jetstream.ObjectStore, name string, data []byte) error {
+	sum := sha256.Sum256(data)
+	digest := objectDigestFmt + base64.URLEncoding.EncodeToString(sum[:])
+	info, err := obs.GetInfo(ctx, name)
+	switch {
+	case err == nil && !info.Deleted && info.Size == uint64(len(data)) && info.Digest == digest:
+		return nil
+	case err != nil && !errors.Is(err, jetstream.ErrObjectNotFound):
+		return err
+	}
+	_, err = obs.Put(ctx, jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: uint32(c.objectChunk())}},
+		bytes.NewReader(data))
+	return err
+}
+
+// payloadTimeout bounds one attempt at storing or fetching a payload of n
+// bytes: the request timeout plus a second per MiB.
+func payloadTimeout(n int) time.Duration {
+	return attemptTimeout + time.Duration(n>>20)*time.Second
 }
 
 // TaskPending reports whether the task is in the work queue.
@@ -69,18 +141,24 @@ func (c *Conn) HasPartial(ctx context.Context, job, task string) (bool, error) {
 }
 
 func (c *Conn) hasMessage(ctx context.Context, stream, subject string) (bool, error) {
-	s, err := c.js.Stream(ctx, stream)
-	if err != nil {
-		return false, fmt.Errorf("open stream %s: %w", stream, c.explain(err))
-	}
-	_, err = s.GetLastMsgForSubject(ctx, subject)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return false, nil
-	}
+	found := false
+	err := c.retry(ctx, "look up "+stream, attemptTimeout, func(ctx context.Context) error {
+		s, err := c.js.Stream(ctx, stream)
+		if err != nil {
+			return fmt.Errorf("open stream %s: %w", stream, err)
+		}
+		_, err = s.GetLastMsgForSubject(ctx, subject)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			found = false
+			return nil
+		}
+		found = err == nil
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("look up %s: %w", subject, c.explain(err))
 	}
-	return true, nil
+	return found, nil
 }
 
 // PurgeJob removes the job's pending tasks (a failed job's tasks would
@@ -88,46 +166,85 @@ func (c *Conn) hasMessage(ctx context.Context, stream, subject string) (bool, er
 // queue) and its payload objects. Results and failure records stay, for
 // status and for resuming a finished job.
 func (c *Conn) PurgeJob(ctx context.Context, job string) error {
-	s, err := c.js.Stream(ctx, StreamTasks)
+	err := c.retry(ctx, "purge tasks", attemptTimeout, func(ctx context.Context) error {
+		s, err := c.js.Stream(ctx, StreamTasks)
+		if err != nil {
+			return fmt.Errorf("open stream %s: %w", StreamTasks, err)
+		}
+		return s.Purge(ctx, jetstream.WithPurgeSubject(prefixTask+job+".>"))
+	})
 	if err != nil {
-		return fmt.Errorf("open stream %s: %w", StreamTasks, c.explain(err))
-	}
-	if err := s.Purge(ctx, jetstream.WithPurgeSubject(prefixTask+job+".>")); err != nil {
 		return fmt.Errorf("purge tasks of job %s: %w", job, c.explain(err))
 	}
-	obs, err := c.objects(ctx)
+	names, err := c.PayloadObjects(ctx, job)
 	if err != nil {
 		return err
 	}
-	lister, err := obs.List(ctx)
-	if errors.Is(err, jetstream.ErrNoObjectsFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("list payload objects: %w", c.explain(err))
-	}
-	for _, info := range lister {
-		if strings.HasPrefix(info.Name, job+"/") {
-			if err := obs.Delete(ctx, info.Name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
-				return fmt.Errorf("delete payload %s: %w", info.Name, c.explain(err))
+	for _, name := range names {
+		err := c.retry(ctx, "delete payload", attemptTimeout, func(ctx context.Context) error {
+			obs, err := c.objects(ctx)
+			if err != nil {
+				return err
 			}
+			if err := obs.Delete(ctx, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+				return err
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("delete payload %s: %w", name, c.explain(err))
 		}
 	}
 	return nil
 }
 
-// PutManifest stores a job manifest.
-func (c *Conn) PutManifest(ctx context.Context, m *coordinator.Manifest) error {
-	kv, err := c.js.KeyValue(ctx, BucketJobs)
+// PayloadObjects lists the names of the job's task payloads in the object
+// store.
+func (c *Conn) PayloadObjects(ctx context.Context, job string) ([]string, error) {
+	var names []string
+	err := c.retry(ctx, "list payloads", attemptTimeout, func(ctx context.Context) error {
+		obs, err := c.objects(ctx)
+		if err != nil {
+			return err
+		}
+		infos, err := obs.List(ctx)
+		if errors.Is(err, jetstream.ErrNoObjectsFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		names = names[:0]
+		for _, info := range infos {
+			if strings.HasPrefix(info.Name, job+"/") {
+				names = append(names, info.Name)
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("open bucket %s: %w", BucketJobs, c.explain(err))
+		return nil, fmt.Errorf("list payload objects: %w", c.explain(err))
 	}
+	return names, nil
+}
+
+// PutManifest stores a job manifest, retrying while the server is
+// unavailable.
+func (c *Conn) PutManifest(ctx context.Context, m *coordinator.Manifest) error {
 	m.Updated = time.Now().UTC()
 	b, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("encode manifest of job %s: %w", m.Job, err)
 	}
-	if _, err := kv.Put(ctx, m.Job, b); err != nil {
+	err = c.retry(ctx, "store manifest", attemptTimeout, func(ctx context.Context) error {
+		kv, err := c.js.KeyValue(ctx, BucketJobs)
+		if err != nil {
+			return fmt.Errorf("open bucket %s: %w", BucketJobs, err)
+		}
+		_, err = kv.Put(ctx, m.Job, b)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("store manifest of job %s: %w", m.Job, c.explain(err))
 	}
 	return nil
@@ -135,11 +252,19 @@ func (c *Conn) PutManifest(ctx context.Context, m *coordinator.Manifest) error {
 
 // GetManifest reads a job manifest.
 func (c *Conn) GetManifest(ctx context.Context, job string) (*coordinator.Manifest, error) {
-	kv, err := c.js.KeyValue(ctx, BucketJobs)
-	if err != nil {
-		return nil, fmt.Errorf("open bucket %s: %w", BucketJobs, c.explain(err))
-	}
-	e, err := kv.Get(ctx, job)
+	var value []byte
+	err := c.retry(ctx, "read manifest", attemptTimeout, func(ctx context.Context) error {
+		kv, err := c.js.KeyValue(ctx, BucketJobs)
+		if err != nil {
+			return fmt.Errorf("open bucket %s: %w", BucketJobs, err)
+		}
+		e, err := kv.Get(ctx, job)
+		if err != nil {
+			return err
+		}
+		value = e.Value()
+		return nil
+	})
 	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrInvalidKey) {
 		return nil, fmt.Errorf("%w: %s", coordinator.ErrJobNotFound, job)
 	}
@@ -147,7 +272,7 @@ func (c *Conn) GetManifest(ctx context.Context, job string) (*coordinator.Manife
 		return nil, fmt.Errorf("read manifest of job %s: %w", job, c.explain(err))
 	}
 	var m coordinator.Manifest
-	if err := json.Unmarshal(e.Value(), &m); err != nil {
+	if err := json.Unmarshal(value, &m); err != nil {
 		return nil, fmt.Errorf("decode manifest of job %s: %w", job, err)
 	}
 	return &m, nil
@@ -155,19 +280,33 @@ func (c *Conn) GetManifest(ctx context.Context, job string) (*coordinator.Manife
 
 // ListManifests returns every job manifest, oldest first.
 func (c *Conn) ListManifests(ctx context.Context) ([]*coordinator.Manifest, error) {
-	kv, err := c.js.KeyValue(ctx, BucketJobs)
-	if err != nil {
-		return nil, fmt.Errorf("open bucket %s: %w", BucketJobs, c.explain(err))
-	}
-	lister, err := kv.ListKeys(ctx)
+	var keys []string
+	err := c.retry(ctx, "list jobs", attemptTimeout, func(ctx context.Context) error {
+		kv, err := c.js.KeyValue(ctx, BucketJobs)
+		if err != nil {
+			return fmt.Errorf("open bucket %s: %w", BucketJobs, err)
+		}
+		lister, err := kv.ListKeys(ctx)
+		if err != nil {
+			return err
+		}
+		keys = keys[:0]
+		for key := range lister.Keys() {
+			keys = append(keys, key)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", c.explain(err))
 	}
 	var out []*coordinator.Manifest
-	for key := range lister.Keys() {
+	for _, key := range keys {
 		m, err := c.GetManifest(ctx, key)
+		if errors.Is(err, coordinator.ErrJobNotFound) {
+			continue // expired meanwhile
+		}
 		if err != nil {
-			continue
+			return nil, err
 		}
 		out = append(out, m)
 	}
@@ -188,28 +327,99 @@ type JobCounts struct {
 // Counts counts the pending tasks, stored results and final failures of a
 // job from the streams' per-subject counts.
 func (c *Conn) Counts(ctx context.Context, job string) (JobCounts, error) {
-	var jc JobCounts
+	jt, err := c.Tasks(ctx, job)
+	return JobCounts{Pending: len(jt.Pending), Done: len(jt.Done), Failed: len(jt.Failed)}, err
+}
+
+// JobTasks lists a job's task ids by state, each list sorted.
+type JobTasks struct {
+	Pending []string // in the work queue (waiting, held by a worker, or given up)
+	Done    []string // with a stored result
+	Failed  []string // with a final failure
+}
+
+// Tasks lists the job's pending tasks, stored results and final failures,
+// reading the streams in that order.
+func (c *Conn) Tasks(ctx context.Context, job string) (JobTasks, error) {
+	var jt JobTasks
 	for _, q := range []struct {
-		stream, filter string
-		n              *int
+		stream, prefix string
+		ids            *[]string
 	}{
-		{StreamTasks, prefixTask + job + ".>", &jc.Pending},
-		{StreamPartials, prefixPartial + job + ".>", &jc.Done},
-		{StreamDLQ, prefixDead + job + ".>", &jc.Failed},
+		{StreamTasks, prefixTask, &jt.Pending},
+		{StreamPartials, prefixPartial, &jt.Done},
+		{StreamDLQ, prefixDead, &jt.Failed},
 	} {
-		s, err := c.js.Stream(ctx, q.stream)
+		subjects, err := c.subjects(ctx, q.stream, q.prefix+job+".>")
 		if err != nil {
-			return jc, fmt.Errorf("open stream %s: %w", q.stream, c.explain(err))
+			return jt, err
 		}
-		info, err := s.Info(ctx, jetstream.WithSubjectFilter(q.filter))
-		if err != nil {
-			return jc, fmt.Errorf("read stream %s: %w", q.stream, c.explain(err))
+		for subject := range subjects {
+			*q.ids = append(*q.ids, taskOf(subject, q.prefix))
 		}
-		for _, n := range info.State.Subjects {
-			*q.n += int(n)
-		}
+		slices.Sort(*q.ids)
 	}
-	return jc, nil
+	return jt, nil
+}
+
+// Settlement reports the job's tasks still in the work queue and its final
+// failures, reading the queue first (see coordinator.Queue).
+func (c *Conn) Settlement(ctx context.Context, job string) (coordinator.Settlement, error) {
+	var st coordinator.Settlement
+	pending, err := c.subjects(ctx, StreamTasks, prefixTask+job+".>")
+	if err != nil {
+		return st, err
+	}
+	for _, n := range pending {
+		st.Pending += int(n)
+	}
+	dead, err := c.subjects(ctx, StreamDLQ, prefixDead+job+".>")
+	if err != nil {
+		return st, err
+	}
+	subjects := slices.Sorted(maps.Keys(dead))
+	for _, subject := range subjects {
+		var data []byte
+		err := c.retry(ctx, "read failure record", attemptTimeout, func(ctx context.Context) error {
+			s, err := c.js.Stream(ctx, StreamDLQ)
+			if err != nil {
+				return err
+			}
+			m, err := s.GetLastMsgForSubject(ctx, subject)
+			if err != nil {
+				return err
+			}
+			data = m.Data
+			return nil
+		})
+		if err != nil {
+			return st, fmt.Errorf("read failure record %s: %w", subject, c.explain(err))
+		}
+		st.Failures = append(st.Failures, failureEvent(taskOf(subject, prefixDead), data))
+	}
+	return st, nil
+}
+
+// subjects returns the message count per subject of a stream's subjects
+// matching filter.
+func (c *Conn) subjects(ctx context.Context, stream, filter string) (map[string]uint64, error) {
+	var subjects map[string]uint64
+	err := c.retry(ctx, "read stream "+stream, attemptTimeout, func(ctx context.Context) error {
+		s, err := c.js.Stream(ctx, stream)
+		if err != nil {
+			return fmt.Errorf("open stream %s: %w", stream, err)
+		}
+		info, err := s.Info(ctx, jetstream.WithSubjectFilter(filter))
+		if err != nil {
+			return err
+		}
+		subjects = info.State.Subjects
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read stream %s: %w", stream, c.explain(err))
+	}
+	return subjects, nil
 }
 
 // Watch delivers the job's stored results, its final failures, and tasks
@@ -232,12 +442,15 @@ func (c *Conn) Watch(ctx context.Context, job string) (coordinator.Watcher, erro
 		if s.filter != "" {
 			cfg.FilterSubjects = []string{s.filter}
 		}
-		cons, err := c.js.OrderedConsumer(ctx, s.stream, cfg)
-		if err != nil {
-			w.Stop()
-			return nil, fmt.Errorf("watch %s: %w", s.stream, c.explain(err))
-		}
-		it, err := cons.Messages()
+		var it jetstream.MessagesContext
+		err := c.retry(ctx, "watch "+s.stream, attemptTimeout, func(ctx context.Context) error {
+			cons, err := c.js.OrderedConsumer(ctx, s.stream, cfg)
+			if err != nil {
+				return err
+			}
+			it, err = cons.Messages()
+			return err
+		})
 		if err != nil {
 			w.Stop()
 			return nil, fmt.Errorf("watch %s: %w", s.stream, c.explain(err))
@@ -312,11 +525,16 @@ func (w *watcher) partial(m jetstream.Msg) (coordinator.Event, bool) {
 }
 
 func (w *watcher) dead(m jetstream.Msg) (coordinator.Event, bool) {
+	return failureEvent(taskOf(m.Subject(), prefixDead), m.Data()), true
+}
+
+// failureEvent decodes a final failure record of a task.
+func failureEvent(task string, data []byte) coordinator.Event {
 	var f failureRecord
-	if err := json.Unmarshal(m.Data(), &f); err != nil {
-		return coordinator.Event{Task: taskOf(m.Subject(), prefixDead), Dead: true, Reason: "unreadable failure record"}, true
+	if err := json.Unmarshal(data, &f); err != nil {
+		return coordinator.Event{Task: task, Dead: true, Reason: "unreadable failure record"}
 	}
-	return coordinator.Event{Task: f.Task, Dead: true, Reason: f.Reason, Worker: f.Worker, Deliveries: f.Deliveries}, true
+	return coordinator.Event{Task: f.Task, Dead: true, Reason: f.Reason, Worker: f.Worker, Deliveries: f.Deliveries}
 }
 
 // advisory resolves a max-deliveries advisory to a task of this job. The

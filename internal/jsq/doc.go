@@ -19,7 +19,9 @@
 //	                     advisories for EVALGATE_TASKS, kept (advisories are
 //	                     otherwise fire-and-forget)
 //	KV evalgate-jobs     job manifests
-//	KV evalgate-workers  worker heartbeats (entries expire)
+//	KV evalgate-workers  worker heartbeats (entries expire; file storage,
+//	                     so they survive a server restart; a worker's
+//	                     heartbeat recreates the bucket if it is missing)
 //	Object evalgate-shards  payloads too large to travel inline
 //
 // # Failures it turns into clear errors

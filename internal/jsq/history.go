@@ -37,7 +37,10 @@ func (h *History) Put(ctx context.Context, name string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err := obs.PutBytes(ctx, name, data); err != nil {
+	err = h.c.retry(ctx, "store history entry", payloadTimeout(len(data)), func(ctx context.Context) error {
+		return h.c.putObject(ctx, obs, name, data)
+	})
+	if err != nil {
 		return fmt.Errorf("store history entry %s: %w", name, h.c.explain(err))
 	}
 	return nil

@@ -147,10 +147,8 @@ func (c *Conn) EnsureTopology(ctx context.Context, t Topology) error {
 		return fmt.Errorf("look up bucket %s: %w", BucketJobs, c.explain(err))
 	}
 	if _, err := c.js.KeyValue(ctx, BucketWorkers); errors.Is(err, jetstream.ErrBucketNotFound) {
-		_, err = c.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: BucketWorkers, Description: "evalgate worker heartbeats",
-			TTL: workerTTL, Storage: jetstream.MemoryStorage, Replicas: t.Replicas})
-		if err != nil && !errors.Is(err, jetstream.ErrBucketExists) {
-			return fmt.Errorf("create bucket %s: %w", BucketWorkers, c.explain(err))
+		if _, err := c.createWorkerRegistry(ctx, t.Replicas); err != nil {
+			return err
 		}
 	} else if err != nil {
 		return fmt.Errorf("look up bucket %s: %w", BucketWorkers, c.explain(err))
@@ -169,6 +167,22 @@ func (c *Conn) EnsureTopology(ctx context.Context, t Topology) error {
 
 // workerTTL is how long a worker heartbeat stays visible.
 const workerTTL = 30 * time.Second
+
+// createWorkerRegistry creates the worker heartbeat bucket, in file
+// storage so that it survives a server restart (a memory bucket, as
+// earlier versions made, vanishes with it; Heartbeat then recreates it
+// here).
+func (c *Conn) createWorkerRegistry(ctx context.Context, replicas int) (jetstream.KeyValue, error) {
+	kv, err := c.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: BucketWorkers, Description: "evalgate worker heartbeats",
+		TTL: workerTTL, Storage: jetstream.FileStorage, Replicas: replicas})
+	if errors.Is(err, jetstream.ErrBucketExists) {
+		kv, err = c.js.KeyValue(ctx, BucketWorkers)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create bucket %s: %w", BucketWorkers, c.explain(err))
+	}
+	return kv, nil
+}
 
 // WaitTopology waits until the work stream and consumer exist (a worker
 // started before any coordinator or server created them), checking every

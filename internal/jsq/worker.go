@@ -141,6 +141,11 @@ func (t *task) Payload(ctx context.Context) ([]byte, error) {
 		if errors.Is(err, jetstream.ErrObjectNotFound) {
 			return nil, fmt.Errorf("%w: payload object %s is gone", shard.ErrCorrupt, name)
 		}
+		if errors.Is(err, jetstream.ErrDigestMismatch) {
+			// The object's chunks do not hash to the digest stored with
+			// them: fetching it again returns the same bytes.
+			return nil, fmt.Errorf("%w: payload object %s: %v", shard.ErrCorrupt, name, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("fetch payload object %s: %w", name, t.c.explain(err))
 		}
@@ -185,7 +190,11 @@ func isSubjectFull(err error) bool {
 // PublishPartial stores a task's result unless one is stored already, in
 // which case it returns the stored bytes. The stream keeps one message per
 // subject and rejects later ones (that holds across server restarts); a
-// repeat within the dedup window is reported as a duplicate instead.
+// repeat within the dedup window is reported as a duplicate instead. Both
+// mean "a result is stored": the caller compares it with its own. Failures
+// a server restart causes are retried with backoff until ctx is done (a
+// retry of a publish that was stored comes back as a duplicate of our own
+// result, which then compares equal).
 func (c *Conn) PublishPartial(ctx context.Context, t worker.Task, data []byte) ([]byte, error) {
 	subj := partialSubject(t.Job(), t.ID())
 	msg := &nats.Msg{Subject: subj, Data: data, Header: nats.Header{}}
@@ -193,22 +202,41 @@ func (c *Conn) PublishPartial(ctx context.Context, t worker.Task, data []byte) (
 	msg.Header.Set(HeaderTask, t.ID())
 	msg.Header.Set(HeaderWorker, c.name)
 	msg.Header.Set(shard.HeaderQueries, t.Header(shard.HeaderQueries))
-	ack, err := c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(t.Job()+"/"+t.ID()))
-	switch {
-	case err == nil && !ack.Duplicate:
-		return nil, nil
-	case err == nil || isSubjectFull(err):
-		stream, serr := c.js.Stream(ctx, StreamPartials)
-		if serr != nil {
-			return nil, fmt.Errorf("read stored partial of %s: %w", t.ID(), c.explain(serr))
+	stored := false
+	err := c.retry(ctx, "publish partial", attemptTimeout, func(ctx context.Context) error {
+		ack, err := c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(t.Job()+"/"+t.ID()))
+		switch {
+		case err == nil:
+			stored = !ack.Duplicate
+			return nil
+		case isSubjectFull(err):
+			return nil
 		}
-		stored, gerr := stream.GetLastMsgForSubject(ctx, subj)
-		if gerr != nil {
-			return nil, fmt.Errorf("read stored partial of %s: %w", t.ID(), c.explain(gerr))
-		}
-		return stored.Data, nil
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("publish partial of %s: %w", t.ID(), c.explain(err))
 	}
-	return nil, fmt.Errorf("publish partial of %s: %w", t.ID(), c.explain(err))
+	if stored {
+		return nil, nil
+	}
+	var existing []byte
+	err = c.retry(ctx, "read stored partial", attemptTimeout, func(ctx context.Context) error {
+		stream, err := c.js.Stream(ctx, StreamPartials)
+		if err != nil {
+			return err
+		}
+		raw, err := stream.GetLastMsgForSubject(ctx, subj)
+		if err != nil {
+			return err
+		}
+		existing = raw.Data
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read stored partial of %s: %w", t.ID(), c.explain(err))
+	}
+	return existing, nil
 }
 
 // failureRecord is what the DLQ stream holds.
@@ -223,15 +251,22 @@ type failureRecord struct {
 }
 
 // ReportFailure records a failed attempt; a final one also goes to the
-// dead-letter subject the coordinator watches.
+// dead-letter subject the coordinator watches. Failures a server restart
+// causes are retried with backoff until ctx is done.
 func (c *Conn) ReportFailure(ctx context.Context, t worker.Task, f worker.Failure) error {
 	rec, _ := json.Marshal(failureRecord{Job: t.Job(), Task: t.ID(), Worker: f.Worker, Reason: f.Reason,
 		Deliveries: f.Deliveries, Final: f.Final, At: time.Now().UTC()})
-	if _, err := c.js.Publish(ctx, failSubject(t.Job(), t.ID()), rec); err != nil {
+	publish := func(subject string) error {
+		return c.retry(ctx, "record failure", attemptTimeout, func(ctx context.Context) error {
+			_, err := c.js.Publish(ctx, subject, rec)
+			return err
+		})
+	}
+	if err := publish(failSubject(t.Job(), t.ID())); err != nil {
 		return fmt.Errorf("record failure of %s: %w", t.ID(), c.explain(err))
 	}
 	if f.Final {
-		if _, err := c.js.Publish(ctx, deadSubject(t.Job(), t.ID()), rec); err != nil {
+		if err := publish(deadSubject(t.Job(), t.ID())); err != nil {
 			return fmt.Errorf("record final failure of %s: %w", t.ID(), c.explain(err))
 		}
 	}
@@ -249,53 +284,102 @@ type WorkerInfo struct {
 
 // Heartbeat publishes w every interval until ctx is done, so `evalgate
 // status` and waiting coordinators see the worker. Entries expire after
-// 30 seconds without a heartbeat.
+// 30 seconds without a heartbeat. If the registry bucket is missing (a
+// server restart lost a memory bucket made by an earlier version, or
+// someone deleted it), Heartbeat creates it again, with the replicas of
+// the task stream.
 func (c *Conn) Heartbeat(ctx context.Context, w WorkerInfo, interval time.Duration) {
-	kv, err := c.js.KeyValue(ctx, BucketWorkers)
-	if err != nil {
-		c.log.Warn().Err(err).Msg("open worker registry; heartbeats disabled")
-		return
-	}
 	key := strings.NewReplacer(".", "_", " ", "_", "*", "_", ">", "_").Replace(w.ID)
+	var kv jetstream.KeyValue
+	failures := 0
+	beat := func() error {
+		if kv == nil {
+			var err error
+			if kv, err = c.openWorkerRegistry(ctx); err != nil {
+				return err
+			}
+		}
+		w.Seen = time.Now().UTC()
+		b, _ := json.Marshal(w)
+		_, err := kv.Put(ctx, key, b)
+		if err != nil {
+			kv = nil // look the bucket up again: it may be gone
+		}
+		return err
+	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
-		w.Seen = time.Now().UTC()
-		b, _ := json.Marshal(w)
-		if _, err := kv.Put(ctx, key, b); err != nil && ctx.Err() == nil {
-			c.log.Debug().Err(err).Msg("heartbeat")
+		if err := beat(); err != nil && ctx.Err() == nil {
+			failures++
+			if failures == 1 || failures%30 == 0 {
+				c.log.Warn().Err(err).Int("consecutive_errors", failures).Msg("worker heartbeat failed")
+			}
+		} else {
+			failures = 0
 		}
 		select {
 		case <-ctx.Done():
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-			_ = kv.Delete(dctx, key)
-			cancel()
+			if kv != nil {
+				dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+				_ = kv.Delete(dctx, key)
+				cancel()
+			}
 			return
 		case <-tick.C:
 		}
 	}
 }
 
-// Workers lists the workers seen in the last 30 seconds.
-func (c *Conn) Workers(ctx context.Context) ([]WorkerInfo, error) {
+// openWorkerRegistry opens the heartbeat bucket, creating it if it is
+// missing.
+func (c *Conn) openWorkerRegistry(ctx context.Context) (jetstream.KeyValue, error) {
 	kv, err := c.js.KeyValue(ctx, BucketWorkers)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		replicas := 1
+		if s, err := c.js.Stream(ctx, StreamTasks); err == nil {
+			replicas = s.CachedInfo().Config.Replicas
+		}
+		return c.createWorkerRegistry(ctx, replicas)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open worker registry: %w", c.explain(err))
 	}
-	lister, err := kv.ListKeys(ctx)
+	return kv, nil
+}
+
+// Workers lists the workers seen in the last 30 seconds. A missing
+// registry (lost in a server restart, and not yet recreated by a worker's
+// heartbeat) means no worker is seen.
+func (c *Conn) Workers(ctx context.Context) ([]WorkerInfo, error) {
+	var out []WorkerInfo
+	err := c.retry(ctx, "list workers", attemptTimeout, func(ctx context.Context) error {
+		out = out[:0]
+		kv, err := c.js.KeyValue(ctx, BucketWorkers)
+		if errors.Is(err, jetstream.ErrBucketNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		lister, err := kv.ListKeys(ctx)
+		if err != nil {
+			return err
+		}
+		for key := range lister.Keys() {
+			e, err := kv.Get(ctx, key)
+			if err != nil {
+				continue // expired meanwhile
+			}
+			var w WorkerInfo
+			if json.Unmarshal(e.Value(), &w) == nil && time.Since(w.Seen) < workerTTL {
+				out = append(out, w)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("list workers: %w", c.explain(err))
-	}
-	var out []WorkerInfo
-	for key := range lister.Keys() {
-		e, err := kv.Get(ctx, key)
-		if err != nil {
-			continue // expired meanwhile
-		}
-		var w WorkerInfo
-		if json.Unmarshal(e.Value(), &w) == nil && time.Since(w.Seen) < workerTTL {
-			out = append(out, w)
-		}
 	}
 	return out, nil
 }
