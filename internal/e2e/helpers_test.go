@@ -131,8 +131,6 @@ func reference(t *testing.T, job coordinator.Job) string {
 
 func metricNames() []string { return metric.Names(testMeasures) }
 
-func summaryFrom(b []byte) (*summary.Summary, error) { return summary.ReadJSON(bytes.NewReader(b)) }
-
 // waitFor polls cond every 20ms until it holds, failing the test if it
 // does not within timeout.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
