@@ -62,6 +62,38 @@ func parseObject(l []byte) (jsonObject, int, error) {
 }
 
 // jsonID decodes an id: a non-empty string, or a number kept as written.
+// nextQueryObject returns the next line that is a JSON object with a valid
+// query id; the lines it passes over (invalid UTF-8, not an object, no or a
+// bad query id) go to errs. ok is false at the end of the block.
+func nextQueryObject(sc *lineScanner, errs *blockErrors) (o jsonObject, qid string, ok bool) {
+	for {
+		l, more := sc.next()
+		if !more {
+			return nil, "", false
+		}
+		if col, bad := invalidUTF8(l); bad {
+			errs.add(sc.line, col, "", ErrInvalidUTF8)
+			continue
+		}
+		o, col, err := parseObject(l)
+		if err != nil {
+			errs.add(sc.line, col, "", err)
+			continue
+		}
+		key, rawID := o.first(jsonQueryIDKeys)
+		if rawID == nil {
+			errs.add(sc.line, 0, "", fmt.Errorf("%w: want a query id (%s)", ErrMissingField, strings.Join(jsonQueryIDKeys, ", ")))
+			continue
+		}
+		qid, err := jsonID(rawID)
+		if err != nil {
+			errs.add(sc.line, 0, key, err)
+			continue
+		}
+		return o, qid, true
+	}
+}
+
 func jsonID(v json.RawMessage) (string, error) {
 	v = bytes.TrimSpace(v)
 	if len(v) == 0 {
@@ -258,28 +290,9 @@ func parseJSONLGoldBlock(file string, data []byte) blockResult {
 	errs := blockErrors{file: file}
 	sc := lineScanner{data: data}
 	for {
-		l, ok := sc.next()
+		o, qid, ok := nextQueryObject(&sc, &errs)
 		if !ok {
 			break
-		}
-		if col, bad := invalidUTF8(l); bad {
-			errs.add(sc.line, col, "", ErrInvalidUTF8)
-			continue
-		}
-		o, col, err := parseObject(l)
-		if err != nil {
-			errs.add(sc.line, col, "", err)
-			continue
-		}
-		key, rawID := o.first(jsonQueryIDKeys)
-		if rawID == nil {
-			errs.add(sc.line, 0, "", fmt.Errorf("%w: want a query id (%s)", ErrMissingField, strings.Join(jsonQueryIDKeys, ", ")))
-			continue
-		}
-		qid, err := jsonID(rawID)
-		if err != nil {
-			errs.add(sc.line, 0, key, err)
-			continue
 		}
 		text := ""
 		hasText := false
@@ -414,28 +427,9 @@ func parseJSONLRunBlock(file string, data []byte) blockResult {
 	errs := blockErrors{file: file}
 	sc := lineScanner{data: data}
 	for {
-		l, ok := sc.next()
+		o, qid, ok := nextQueryObject(&sc, &errs)
 		if !ok {
 			break
-		}
-		if col, bad := invalidUTF8(l); bad {
-			errs.add(sc.line, col, "", ErrInvalidUTF8)
-			continue
-		}
-		o, col, err := parseObject(l)
-		if err != nil {
-			errs.add(sc.line, col, "", err)
-			continue
-		}
-		key, rawID := o.first(jsonQueryIDKeys)
-		if rawID == nil {
-			errs.add(sc.line, 0, "", fmt.Errorf("%w: want a query id (%s)", ErrMissingField, strings.Join(jsonQueryIDKeys, ", ")))
-			continue
-		}
-		qid, err := jsonID(rawID)
-		if err != nil {
-			errs.add(sc.line, 0, key, err)
-			continue
 		}
 		retKey, ret := o.first(jsonRetrieveKeys)
 		if ret == nil {
