@@ -95,24 +95,16 @@ func nextQueryObject(sc *lineScanner, errs *blockErrors) (o jsonObject, qid stri
 }
 
 func jsonID(v json.RawMessage) (string, error) {
+	// An id is a scalarString restricted to strings and numbers, not empty.
 	v = bytes.TrimSpace(v)
-	if len(v) == 0 {
-		return "", fmt.Errorf("%w: empty value", ErrTypeMismatch)
+	if len(v) > 0 && v[0] != '"' && v[0] != '-' && (v[0] < '0' || v[0] > '9') {
+		return "", fmt.Errorf("%w: want a string or number id, got %s", ErrTypeMismatch, abbreviate(v))
 	}
-	switch v[0] {
-	case '"':
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil {
-			return "", fmt.Errorf("%w: %v", ErrTypeMismatch, err)
-		}
-		if s == "" {
-			return "", ErrEmptyID
-		}
-		return s, nil
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return string(v), nil
+	s, err := scalarString(v)
+	if err == nil && s == "" {
+		return "", ErrEmptyID
 	}
-	return "", fmt.Errorf("%w: want a string or number id, got %s", ErrTypeMismatch, abbreviate(v))
+	return s, err
 }
 
 func abbreviate(v []byte) string {
