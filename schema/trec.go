@@ -54,6 +54,40 @@ func isBlank(l []byte) bool {
 	return true
 }
 
+// fieldScanner yields the fields of each data line of a block. Lines that
+// are not valid UTF-8 are reported to errs and skipped; the check runs per
+// line only when the block as a whole failed it.
+type fieldScanner struct {
+	lineScanner
+	checkUTF8 bool
+	fs        []field
+	errs      *blockErrors
+}
+
+func newFieldScanner(data []byte, maxFields int, errs *blockErrors) fieldScanner {
+	return fieldScanner{lineScanner: lineScanner{data: data}, checkUTF8: !blockUTF8(data),
+		fs: make([]field, 0, maxFields), errs: errs}
+}
+
+// next returns the next data line's first maxFields fields and its total
+// number of fields, or ok false at the end of the block.
+func (s *fieldScanner) next() (fs []field, n int, ok bool) {
+	for {
+		l, ok := s.lineScanner.next()
+		if !ok {
+			return nil, 0, false
+		}
+		if s.checkUTF8 {
+			if col, bad := invalidUTF8(l); bad {
+				s.errs.add(s.line, col, "", ErrInvalidUTF8)
+				continue
+			}
+		}
+		s.fs, n = splitFieldsFast(l, s.fs)
+		return s.fs, n, true
+	}
+}
+
 // field is one whitespace-separated field of a line and its 1-based column.
 type field struct {
 	b   []byte
@@ -185,22 +219,12 @@ func parseQrelsBlock(file string, data []byte) blockResult {
 	grades := make([]int32, 0, est)
 	lines := make([]int64, 0, est)
 	errs := blockErrors{file: file}
-	fs := make([]field, 0, 4)
-	sc := lineScanner{data: data}
-	validBlock := blockUTF8(data)
+	sc := newFieldScanner(data, 4, &errs)
 	for {
-		l, ok := sc.next()
+		fs, n, ok := sc.next()
 		if !ok {
 			break
 		}
-		if !validBlock {
-			if col, bad := invalidUTF8(l); bad {
-				errs.add(sc.line, col, "", ErrInvalidUTF8)
-				continue
-			}
-		}
-		var n int
-		fs, n = splitFieldsFast(l, fs)
 		if n != 4 {
 			hint := ""
 			if n >= 6 {
@@ -239,22 +263,12 @@ func parseTRECRunBlock(file string, data []byte) blockResult {
 	var rankValid []bool // allocated at the first bad rank
 	lines := make([]int64, 0, est)
 	errs := blockErrors{file: file}
-	fs := make([]field, 0, 5)
-	sc := lineScanner{data: data}
-	validBlock := blockUTF8(data)
+	sc := newFieldScanner(data, 5, &errs)
 	for {
-		l, ok := sc.next()
+		fs, n, ok := sc.next()
 		if !ok {
 			break
 		}
-		if !validBlock {
-			if col, bad := invalidUTF8(l); bad {
-				errs.add(sc.line, col, "", ErrInvalidUTF8)
-				continue
-			}
-		}
-		var n int
-		fs, n = splitFieldsFast(l, fs)
 		if n < 6 {
 			hint := ""
 			if n == 4 {
