@@ -93,6 +93,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Version:   version,
 		Writer:    stdout,
 		ErrWriter: stderr,
+		// -m takes trec_eval's cutoff lists (recall.5,10), which only the
+		// measure parser can read, and file names may hold commas.
+		DisableSliceFlagSeparator: true,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (console on a terminal, JSON otherwise), console or json"},

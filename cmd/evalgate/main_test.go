@@ -48,6 +48,27 @@ func TestScoreTable(t *testing.T) {
 	}
 }
 
+// TestMeasureCutoffLists: trec_eval's cutoff lists reach the measure
+// parser whole (recall.1,2 is recall.1 and recall.2), and a repeated -m
+// adds to the list.
+func TestMeasureCutoffLists(t *testing.T) {
+	dir := t.TempDir()
+	g, r := write(t, dir, "g.qrels", goldQrels), write(t, dir, "r.trec", runTREC)
+	code, out, errs := evalgate(t, "score", "--gold", g, "--run", r, "-m", "recall.1,2", "-m", "P.1,3", "-f", "trec")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	// q1 has 2 relevant, first at rank 2; q2 has its one relevant at rank 1.
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		got = append(got, strings.Join(strings.Fields(l), " "))
+	}
+	want := []string{"recall_1 all 0.5000", "recall_2 all 0.7500", "P_1 all 0.5000", "P_3 all 0.5000"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", out, strings.Join(want, "\n"))
+	}
+}
+
 func TestScoreJSONAndSummaryOut(t *testing.T) {
 	dir := t.TempDir()
 	g, r := write(t, dir, "g.qrels", goldQrels), write(t, dir, "r.trec", runTREC)
