@@ -138,8 +138,36 @@ func loadBaseline(ctx context.Context, job *Job, gold *ingest.Gold) (*ingest.Bas
 	if err != nil {
 		return nil, err
 	}
+	if st := b.Result.Stats; st.RunQueries == st.RunOnlyQueries {
+		return nil, &schema.InputError{File: job.Baseline.Path, Err: noOverlap("baseline run", st)}
+	}
 	job.Logger.Info().Dur("took", time.Since(t0)).Msg("baseline run loaded")
 	return b, nil
+}
+
+// noOverlap says that a run shares no query with the gold set: every mean
+// would be 0, which is a wrong file or mismatched query ids far more often
+// than a retriever's result (trec_eval refuses it too).
+func noOverlap(what string, st ingest.Stats) error {
+	if st.RunQueries == 0 {
+		return fmt.Errorf("%w: the %s has no queries", schema.ErrNoData, what)
+	}
+	which := fmt.Sprintf("none of the %s's %d queries (first %q) is", what, st.RunQueries, st.RunOnlyExample)
+	if st.RunQueries == 1 {
+		which = fmt.Sprintf("the %s's one query, %q, is not", what, st.RunOnlyExample)
+	}
+	return fmt.Errorf("%w: %s in the gold set: check that both files use the same query ids", schema.ErrNoData, which)
+}
+
+// checkScored refuses a result over no query at all.
+func checkScored(job *Job, st ingest.Stats) error {
+	if st.RunQueries == st.RunOnlyQueries {
+		return &schema.InputError{File: job.Run.Path, Err: noOverlap("run", st)}
+	}
+	if st.ScoredQueries == 0 { // every query left out by --skip-no-relevant
+		return &schema.InputError{File: job.Gold.Path, Err: fmt.Errorf("%w: no query left to score: none of the run's queries has a relevant document (--skip-no-relevant)", schema.ErrNoData)}
+	}
+	return nil
 }
 
 // outcome is what a finished job knows, for its summary.
@@ -156,6 +184,9 @@ type outcome struct {
 // buildSummary assembles the summary of a finished job: the same function
 // for local and distributed jobs, so their summaries are the same bytes.
 func buildSummary(job *Job, o outcome, exec summary.Execution) (*summary.Summary, error) {
+	if err := checkScored(job, o.run); err != nil {
+		return nil, err
+	}
 	gf, err := resolveFormat(job.Gold)
 	if err != nil {
 		return nil, err

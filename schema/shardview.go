@@ -102,6 +102,9 @@ func ViewShardBatch(rec arrow.Record) (*ShardView, error) {
 			return nil, fmt.Errorf("%w: null doc id in base_run", ErrInvalidBatch)
 		}
 		v.Base = bv.Uint32Values()
+		if v.Base == nil { // paired, with every baseline ranking empty
+			v.Base = []uint32{}
+		}
 		if v.BaseOff, err = listOffsets(base, len(v.Base)); err != nil {
 			return nil, fmt.Errorf("%w: column base_run: %v", ErrInvalidBatch, err)
 		}

@@ -127,39 +127,89 @@ func compareCommand() *cli.Command {
 	}
 }
 
+// writeComparison prints each run against the reference. Every Δ, interval
+// and p-value of a run comes from that run's own pairing with the
+// reference, over the same queries. When the pairs were scored over
+// different queries (--only-run-queries and runs that cover different
+// queries), the reference has no single value: each run's columns then
+// carry the reference's value and query count on that run's queries.
 func writeComparison(c *cli.Context, runs []string, results []*summary.Summary) error {
+	shared := true
+	for _, s := range results[1:] {
+		if s.Counts.ScoredQueries != results[0].Counts.ScoredQueries ||
+			!slices.Equal(s.Baseline.Measures, results[0].Baseline.Measures) {
+			shared = false
+		}
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "reference: %s (%d queries)\n\n", runs[0], results[0].Counts.ScoredQueries)
+	if shared {
+		fmt.Fprintf(&b, "reference: %s (%s)\n\n", runs[0], plural(results[0].Counts.ScoredQueries, "query", "queries"))
+	} else {
+		fmt.Fprintf(&b, "reference: %s, scored on each run's own queries (--only-run-queries): every column pair uses one query set\n\n", runs[0])
+	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprint(tw, "measure\t"+runs[0])
-	for _, r := range runs[1:] {
+	fmt.Fprint(tw, "measure")
+	if shared {
+		fmt.Fprint(tw, "\t"+runs[0])
+	}
+	for i, r := range runs[1:] {
+		if !shared {
+			fmt.Fprintf(tw, "\treference on its %s", plural(results[i].Counts.ScoredQueries, "query", "queries"))
+		}
 		fmt.Fprintf(tw, "\t%s\tΔ\t95%% CI\tp", r)
 	}
 	fmt.Fprintln(tw)
-	first := results[0]
-	for i, m := range first.Baseline.Measures {
-		if m.Kind != "mean" {
-			continue
+	for i, m := range results[0].Baseline.Measures {
+		fmt.Fprint(tw, m.Name)
+		if shared {
+			fmt.Fprintf(tw, "\t%s", formatValue(m))
 		}
-		fmt.Fprintf(tw, "%s\t%.4f", m.Name, m.Value)
 		for _, s := range results {
-			v := s.Measures[i].Value
+			ref, v := s.Baseline.Measures[i], s.Measures[i]
 			ci, p := "–", "–"
 			if mc := s.Comparison.Measure(m.Name); mc != nil {
 				if mc.CILow != nil && mc.CIHigh != nil {
-					ci = fmt.Sprintf("[%+.4f, %+.4f]", *mc.CILow, *mc.CIHigh)
+					ci = fmt.Sprintf("[%s, %s]", signed(*mc.CILow), signed(*mc.CIHigh))
 				}
 				if mc.PValue != nil {
 					p = fmt.Sprintf("%.3f", *mc.PValue)
 				}
 			}
-			fmt.Fprintf(tw, "\t%.4f\t%+.4f\t%s\t%s", v, v-m.Value, ci, p)
+			if !shared {
+				fmt.Fprintf(tw, "\t%s", formatValue(ref))
+			}
+			delta := signed(v.Value - ref.Value)
+			if v.Kind != "mean" {
+				delta = fmt.Sprintf("%+.0f", v.Value-ref.Value)
+			}
+			fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s", formatValue(v), strings.Replace(delta, "-", "−", 1), ci, p)
 		}
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 	_, err := fmt.Fprint(c.App.Writer, b.String())
 	return err
+}
+
+// formatValue prints a mean with four decimals and a count as an integer.
+func formatValue(m summary.Measure) string {
+	if m.Kind != "mean" {
+		return fmt.Sprintf("%.0f", m.Value)
+	}
+	return fmt.Sprintf("%.4f", m.Value)
+}
+
+// signed prints a difference with its sign, the minus as U+2212.
+func signed(x float64) string {
+	return strings.Replace(fmt.Sprintf("%+.4f", x), "-", "−", 1)
+}
+
+// plural prints n and the noun in the number n asks for.
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func historyCommand() *cli.Command {

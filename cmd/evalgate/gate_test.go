@@ -171,7 +171,7 @@ func TestCompareAndHistory(t *testing.T) {
 	gold := writeGold(t, dir)
 	a, b := writeRun(t, dir, "a.trec", 80, 7), writeRun(t, dir, "b.trec", 60, 10)
 	code, out, errs := evalgate(t, "compare", "--gold", gold, "--run", a, "--run", b, "-m", "R@5,RR", "--bootstrap", "200", "--permutations", "200")
-	if code != 0 || !strings.Contains(out, "R@5") || !strings.Contains(out, "-0.1700") {
+	if code != 0 || !strings.Contains(out, "R@5") || !strings.Contains(out, "−0.1700") {
 		t.Fatalf("compare: exit %d\n%s\n%s", code, out, errs)
 	}
 	hist := filepath.Join(dir, "history")
@@ -256,5 +256,78 @@ func TestRegateKeepsOneHistoryEntry(t *testing.T) {
 	b, err := os.ReadFile(page)
 	if err != nil || !strings.Contains(string(b), `id="trend-R-5"`) {
 		t.Fatalf("history --html has no trend line for R@5: %v", err)
+	}
+}
+
+// TestCompareOnlyRunQueriesPairsEachRun: with --only-run-queries two runs
+// covering different queries are each compared with the reference on their
+// own queries, and the table says so: each run's Δ is against the
+// reference's value on the same queries, never on another run's.
+func TestCompareOnlyRunQueriesPairsEachRun(t *testing.T) {
+	dir := t.TempDir()
+	gold := writeGold(t, dir)
+	ref := writeRun(t, dir, "ref.trec", 50, 0) // MRR 1 on queries 0-49, 0 on the rest
+	all := writeRun(t, dir, "all.trec", 0, 100) // MRR 1/3 everywhere
+	text, err := os.ReadFile(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(text), "\n")
+	half := write(t, dir, "half.trec", strings.Join(lines[:len(lines)/2], "")) // queries 0-49
+	code, out, errs := evalgate(t, "compare", "--gold", gold, "--run", ref, "--run", all, "--run", half,
+		"-m", "RR", "--only-run-queries", "--bootstrap", "100", "--permutations", "100")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	for _, want := range []string{"scored on each run's own queries", "reference on its 100 queries", "reference on its 50 queries"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare lacks %q:\n%s", want, out)
+		}
+	}
+	// all.trec against the reference on every query: 1/3 − 1/2; half.trec
+	// on queries 0-49, where the reference scores 1: 1/3 − 1.
+	for _, want := range []string{"0.5000", "  −0.1667  ", "1.0000", "  −0.6667  "} {
+		if strings.Count(out, want) != 1 {
+			t.Errorf("want %q once:\n%s", want, out)
+		}
+	}
+}
+
+// A baseline run that shares no query with the gold set is bad input (exit
+// 2, naming the file), and one that covers only some queries is scored: the
+// rest of its rankings are empty, whole shards of them included.
+func TestBaselineRunCoverage(t *testing.T) {
+	dir := t.TempDir()
+	gold := writeGold(t, dir)
+	run := writeRun(t, dir, "run.trec", 80, 10)
+	other := write(t, dir, "other.trec", "z1 Q0 rel 1 1 t\n")
+	code, out, errs := evalgate(t, "score", "--gold", gold, "--run", run, "--baseline-run", other, "-m", "RR")
+	if code != 2 || out != "" || !strings.Contains(errs, `other.trec: no data: the baseline run's one query, "z1", is not in the gold set`) {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	one := write(t, dir, "one.trec", "q000 Q0 rel 1 1 t\n")
+	code, out, errs = evalgate(t, "score", "--gold", gold, "--run", run, "--baseline-run", one, "-m", "RR", "--format", "json")
+	if code != 0 || !strings.Contains(out, `"baseline"`) {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// A run that shares no query with the gold set, or has none, is bad input:
+// trec_eval refuses it too, and a table of zeros would hide mismatched ids.
+func TestRunWithoutGoldQueriesIsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	gold := writeGold(t, dir)
+	for name, content := range map[string]string{"ids.trec": "1 Q0 rel 1 1 t\n2 Q0 rel 1 1 t\n", "empty.trec": "# no results\n"} {
+		run := write(t, dir, name, content)
+		for _, cmd := range []string{"score", "run"} {
+			code, out, errs := evalgate(t, cmd, "--gold", gold, "--run", run, "-m", "RR")
+			want := `none of the run's 2 queries (first "1") is in the gold set`
+			if name == "empty.trec" {
+				want = "the run has no queries"
+			}
+			if code != 2 || out != "" || !strings.Contains(errs, name+": no data: "+want) {
+				t.Errorf("%s %s: exit %d\n%s\n%s", cmd, name, code, out, errs)
+			}
+		}
 	}
 }
