@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -137,14 +138,32 @@ func outputsFromFlags(c *cli.Context) (*outputs, error) {
 	if o.trecLines && o.format != "trec" {
 		return nil, usagef("-q prints per-query lines in --format trec only")
 	}
+	if err := checkOutputs(map[string]string{"output": o.output, "summary-out": o.summaryOut, "per-query": o.perQuery}, nil); err != nil {
+		return nil, err
+	}
 	return o, nil
+}
+
+// pendingPerQuery is where the per-query file is streamed while scoring
+// (in its directory, keeping its extension, which names the format); it
+// is renamed into place with the other outputs.
+func (o *outputs) pendingPerQuery() string {
+	dir, base := filepath.Split(o.perQuery)
+	return filepath.Join(dir, fmt.Sprintf(".evalgate-pending-%d-%s", os.Getpid(), base))
+}
+
+// cleanup removes a per-query file left pending by a failed command.
+func (o *outputs) cleanup() {
+	if o.perQuery != "" {
+		os.Remove(o.pendingPerQuery())
+	}
 }
 
 // perQueryFactory returns the job's per-query writer factory, or nil.
 func (o *outputs) perQueryFactory(measures []metric.Measure) func() (perquery.Writer, error) {
 	var ws []func() (perquery.Writer, error)
 	if o.perQuery != "" {
-		ws = append(ws, func() (perquery.Writer, error) { return perquery.Create(o.perQuery, measures) })
+		ws = append(ws, func() (perquery.Writer, error) { return perquery.Create(o.pendingPerQuery(), measures) })
 	}
 	if o.trecLines {
 		ws = append(ws, func() (perquery.Writer, error) {
@@ -197,6 +216,9 @@ func (o *outputs) render(s *summary.Summary, files *fileSet) ([]byte, error) {
 			return nil, err
 		}
 		files.add(o.summaryOut, j.Bytes())
+	}
+	if o.perQuery != "" {
+		files.moves = append(files.moves, [2]string{o.pendingPerQuery(), o.perQuery})
 	}
 	if o.output != "" {
 		files.add(o.output, b.Bytes())

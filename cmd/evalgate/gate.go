@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -47,6 +48,9 @@ func gateCommand() *cli.Command {
 			}
 			s.Gate = nil
 			out := &outputs{format: c.String("format"), output: c.String("output"), summaryOut: c.String("summary-out")}
+			if err := checkOutputs(map[string]string{"output": out.output, "summary-out": out.summaryOut}, nil); err != nil {
+				return err
+			}
 			return finish(c, g, out, s)
 		},
 	}
@@ -233,6 +237,11 @@ func historyCommand() *cli.Command {
 			g := &gating{history: c.String("history")}
 			if g.history == "jetstream" && c.String("nats") == "" {
 				return usagef("--history jetstream needs --nats")
+			}
+			if g.history != "jetstream" { // a mistyped path must not read as an empty history
+				if fi, err := os.Stat(g.history); err != nil || !fi.IsDir() {
+					return usagef("--history %s: no such directory", g.history)
+				}
 			}
 			var cr *gate.Criteria
 			if p := c.String("criteria"); p != "" {

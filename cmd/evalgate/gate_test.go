@@ -187,22 +187,58 @@ func TestCompareAndHistory(t *testing.T) {
 	}
 }
 
-// A verdict is printed only once every output it refers to is written: a
-// report that cannot be written is an error (exit 3) and no verdict, never
-// "exit code 0" followed by a failure.
+// A verdict is printed only once every output it refers to is written: an
+// output that cannot be written is an error and no verdict, never "exit
+// code 0" followed by a failure; and none of the other outputs, the
+// per-query file streamed while scoring included, is left behind.
 func TestVerdictOnlyAfterReportsWritten(t *testing.T) {
 	dir := t.TempDir()
 	gold, criteria := writeGold(t, dir), write(t, dir, "criteria.yaml", seedCriteria)
 	run := writeRun(t, dir, "run.trec", 80, 8)
-	blocker := write(t, dir, "afile", "not a directory")
-	hist := filepath.Join(dir, "history")
+	report := filepath.Join(dir, "report")
+	if err := os.MkdirAll(filepath.Join(report, "report.html"), 0o755); err != nil { // in the way
+		t.Fatal(err)
+	}
+	hist, pq, sum := filepath.Join(dir, "history"), filepath.Join(dir, "pq.jsonl"), filepath.Join(dir, "s.json")
 	code, out, errs := evalgate(t, "score", "--gold", gold, "--run", run, "--criteria", criteria,
-		"--report", filepath.Join(blocker, "sub"), "--history", hist)
-	if code != 3 || strings.Contains(out, "verdict:") || !strings.Contains(errs, "create report directory") {
+		"--report", report, "--history", hist, "--per-query", pq, "--summary-out", sum)
+	if code != 2 || strings.Contains(out, "verdict:") || !strings.Contains(errs, "report.html: is a directory") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
-	if _, err := os.Stat(hist); !os.IsNotExist(err) {
-		t.Fatalf("the history recorded a run whose reports failed: %v", err)
+	for _, p := range []string{hist, pq, sum, filepath.Join(report, "summary.json")} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s exists after a failed command: %v", p, err)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// Output paths that cannot be written are refused before any scoring, with
+// exit 2 and nothing written.
+func TestUnwritableOutputsRefusedFirst(t *testing.T) {
+	dir := t.TempDir()
+	gold, run := writeGold(t, dir), writeRun(t, dir, "run.trec", 80, 8)
+	afile := write(t, dir, "afile", "x")
+	pq := filepath.Join(dir, "pq.jsonl")
+	for _, tc := range []struct{ flag, path, want string }{
+		{"-o", filepath.Join(dir, "missing", "o.txt"), "directory " + filepath.Join(dir, "missing") + " does not exist"},
+		{"--summary-out", dir, "is a directory, want a file"},
+		{"--report", filepath.Join(afile, "sub"), afile + " is not a directory"},
+		{"--per-query", filepath.Join(afile, "pq.jsonl"), afile + " is not a directory"},
+	} {
+		args := []string{"score", "--gold", gold, "--run", run, tc.flag, tc.path}
+		if tc.flag != "--per-query" {
+			args = append(args, "--per-query", pq)
+		}
+		code, out, errs := evalgate(t, args...)
+		if code != 2 || out != "" || !strings.Contains(errs, tc.want) {
+			t.Errorf("%s %s: exit %d\n%s\n%s", tc.flag, tc.path, code, out, errs)
+		}
+		if _, err := os.Stat(pq); !os.IsNotExist(err) {
+			t.Errorf("%s: the per-query file was written", tc.flag)
+		}
 	}
 }
 
@@ -266,7 +302,7 @@ func TestRegateKeepsOneHistoryEntry(t *testing.T) {
 func TestCompareOnlyRunQueriesPairsEachRun(t *testing.T) {
 	dir := t.TempDir()
 	gold := writeGold(t, dir)
-	ref := writeRun(t, dir, "ref.trec", 50, 0) // MRR 1 on queries 0-49, 0 on the rest
+	ref := writeRun(t, dir, "ref.trec", 50, 0)  // MRR 1 on queries 0-49, 0 on the rest
 	all := writeRun(t, dir, "all.trec", 0, 100) // MRR 1/3 everywhere
 	text, err := os.ReadFile(all)
 	if err != nil {
@@ -328,6 +364,24 @@ func TestRunWithoutGoldQueriesIsBadInput(t *testing.T) {
 			if code != 2 || out != "" || !strings.Contains(errs, name+": no data: "+want) {
 				t.Errorf("%s %s: exit %d\n%s\n%s", cmd, name, code, out, errs)
 			}
+		}
+	}
+}
+
+// A directory where an input file goes, and a history directory that does
+// not exist (a mistyped path in a nightly job), are bad usage: exit 2.
+func TestBadPathsExitTwo(t *testing.T) {
+	dir := t.TempDir()
+	gold, run := writeGold(t, dir), writeRun(t, dir, "run.trec", 80, 8)
+	criteria := write(t, dir, "criteria.yaml", seedCriteria)
+	for _, args := range [][]string{
+		{"score", "--gold", gold, "--run", dir},
+		{"score", "--gold", dir, "--run", run},
+		{"score", "--gold", gold, "--run", run, "--criteria", dir},
+		{"history", "--history", filepath.Join(dir, "no-such-dir"), "--criteria", criteria, "--fail-on-alert"},
+	} {
+		if code, out, errs := evalgate(t, args...); code != 2 || out != "" || errs == "" {
+			t.Errorf("%v: exit %d\n%s\n%s", args, code, out, errs)
 		}
 	}
 }

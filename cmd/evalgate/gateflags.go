@@ -94,6 +94,10 @@ func gatingFromFlags(c *cli.Context, baselineRun bool) (*gating, error) {
 	if g.history == "jetstream" && c.String("nats") == "" {
 		return nil, usagef("--history jetstream needs --nats")
 	}
+	if err := checkOutputs(map[string]string{"comment": g.comment, "junit": g.junit, "html": g.html},
+		map[string]string{"report": g.report}); err != nil {
+		return nil, err
+	}
 	return g, nil
 }
 
@@ -265,6 +269,9 @@ type fileSet struct {
 	paths []string
 	data  map[string][]byte
 	dirs  []string // directories to create first
+	// moves are files written earlier under a pending name (the per-query
+	// file, streamed while scoring), renamed into place with the rest.
+	moves [][2]string
 }
 
 func (f *fileSet) add(path string, data []byte) {
@@ -277,16 +284,88 @@ func (f *fileSet) add(path string, data []byte) {
 	f.data[path] = data
 }
 
-// write writes every file atomically, in the order they were added.
+// write writes every file in two phases: all of them to temporary files
+// first, and only when every one is written are they renamed into place,
+// in the order they were added, so a failure leaves no output behind.
 func (f *fileSet) write() error {
 	for _, d := range f.dirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("create report directory: %w", err)
 		}
 	}
+	for _, p := range f.paths { // a rename onto a directory would fail half way
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			return usagef("write %s: is a directory, want a file", p)
+		}
+	}
+	staged := make([]*atomicfile.File, 0, len(f.paths))
+	defer func() {
+		for _, af := range staged {
+			af.Abort() // nothing once committed
+		}
+	}()
 	for _, p := range f.paths {
-		if err := atomicfile.WriteFile(p, f.data[p]); err != nil {
+		af, err := atomicfile.Create(p)
+		if err != nil {
 			return err
+		}
+		staged = append(staged, af)
+		if _, err := af.Write(f.data[p]); err != nil {
+			return fmt.Errorf("write %s: %w", p, err)
+		}
+		if err := af.Flush(); err != nil {
+			return fmt.Errorf("write %s: %w", p, err)
+		}
+	}
+	for _, af := range staged {
+		if err := af.Commit(); err != nil {
+			return err
+		}
+	}
+	for _, m := range f.moves {
+		if err := os.Rename(m[0], m[1]); err != nil {
+			return fmt.Errorf("write %s: %w", m[1], err)
+		}
+	}
+	return nil
+}
+
+// checkOutputs refuses, before any work, output paths that cannot be
+// written: a directory where a file goes, a parent directory that does not
+// exist or is a file. dirs are directories to be created (--report): the
+// nearest existing ancestor must be a directory.
+func checkOutputs(files map[string]string, dirs map[string]string) error {
+	for flag, p := range files {
+		if p == "" {
+			continue
+		}
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			return usagef("--%s %s: is a directory, want a file", flag, p)
+		}
+		dir := filepath.Dir(p)
+		fi, err := os.Stat(dir)
+		switch {
+		case err != nil:
+			return usagef("--%s %s: directory %s does not exist", flag, p, dir)
+		case !fi.IsDir():
+			return usagef("--%s %s: %s is not a directory", flag, p, dir)
+		}
+	}
+	for flag, d := range dirs {
+		if d == "" {
+			continue
+		}
+		for a := d; ; a = filepath.Dir(a) {
+			fi, err := os.Stat(a)
+			if err == nil {
+				if !fi.IsDir() {
+					return usagef("--%s %s: %s is not a directory", flag, d, a)
+				}
+				break
+			}
+			if a == filepath.Dir(a) {
+				break
+			}
 		}
 	}
 	return nil

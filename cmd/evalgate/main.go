@@ -75,7 +75,7 @@ func report(err error, stderr io.Writer) int {
 	case schema.IsInvalidInput(err):
 		fmt.Fprintf(stderr, "Error: bad input:\n%v\n", err)
 		return exitBadInput
-	case errors.Is(err, os.ErrNotExist), errors.Is(err, os.ErrPermission):
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, os.ErrPermission), errors.Is(err, syscall.EISDIR):
 		fmt.Fprintf(stderr, "Error: %v\n", err)
 		return exitBadInput
 	case errors.Is(err, context.Canceled):

@@ -70,6 +70,7 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	defer out.cleanup()
 	g, err := gatingFromFlags(c, c.String("baseline-run") != "")
 	if err != nil {
 		return err

@@ -30,6 +30,7 @@ func scoreCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			defer out.cleanup()
 			g, err := gatingFromFlags(c, c.String("baseline-run") != "")
 			if err != nil {
 				return err
