@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/evalgate/evalgate/metric"
+	"github.com/evalgate/evalgate/schema"
 	"github.com/evalgate/evalgate/summary"
 )
 
@@ -127,7 +128,7 @@ func Evaluate(c *Criteria, s *summary.Summary, o Options) (*summary.Gate, error)
 		out.Notes = append(out.Notes, "No baseline: regression limits were not checked.")
 	}
 	for _, g := range c.Gates {
-		r, err := evaluateGate(g, s, base)
+		r, err := evaluateGate(c.File, g, s, base)
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +154,8 @@ func Evaluate(c *Criteria, s *summary.Summary, o Options) (*summary.Gate, error)
 
 func ptr(x float64) *float64 { return &x }
 
-func evaluateGate(g Gate, s *summary.Summary, base *baselineSource) (summary.GateResult, error) {
+// evaluateGate gates s on g; file names the criteria file in errors.
+func evaluateGate(file string, g Gate, s *summary.Summary, base *baselineSource) (summary.GateResult, error) {
 	name := g.Measure.String()
 	r := summary.GateResult{Name: g.Name, Measure: name, Tag: g.Tag, Severity: string(g.Severity),
 		Threshold: g.Threshold, RegressionMax: g.RegressionMax}
@@ -166,8 +168,13 @@ func evaluateGate(g Gate, s *summary.Summary, base *baselineSource) (summary.Gat
 		value, r.Queries, ok = s.GroupValue(g.Tag, name)
 		if !ok && !s.HasGroup(g.Tag) {
 			// A gate on a group no query belongs to is almost always a
-			// typo; passing it would switch the gate off.
-			return r, fmt.Errorf("gate %q: no query has the tag %s%s", g.Name, g.Tag, knownTagValues(s, g.Tag))
+			// typo; passing it would switch the gate off. It is an error
+			// in the criteria, so it names their file and line.
+			err := fmt.Errorf("gate %q: no query has the tag %s%s", g.Name, g.Tag, knownTagValues(s, g.Tag))
+			if file == "" {
+				return r, err
+			}
+			return r, &schema.InputError{File: file, Line: int64(max(g.TagLine, g.Line, 1)), Field: "tag", Err: err}
 		}
 	}
 	if !ok {

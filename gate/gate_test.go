@@ -168,15 +168,18 @@ func TestBaselineWithoutTheMeasure(t *testing.T) {
 	}
 }
 
-// A gate on a tag no query has is a configuration error, not a pass.
+// A gate on a tag no query has is a configuration error, not a pass, and
+// like every criteria error it names the file and the line of the tag.
 func TestGateOnUnknownTag(t *testing.T) {
 	c, err := ParseCriteria("c.yaml", []byte("gates:\n  - name: legal\n    metric: R@5\n    tag: category=legall\n    threshold: 0.9\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = Evaluate(c, sum(0.5, 0.5, "g"), Options{})
-	if err == nil || !strings.Contains(err.Error(), `gate "legal": no query has the tag category=legall (values of category: legal, policy)`) {
-		t.Fatalf("got %v", err)
+	want := `c.yaml:4: field "tag": gate "legal": no query has the tag category=legall (values of category: legal, policy)`
+	var ie *schema.InputError
+	if err == nil || err.Error() != want || !errors.As(err, &ie) || ie.File != "c.yaml" || ie.Line != 4 {
+		t.Fatalf("got  %v\nwant %s", err, want)
 	}
 }
 
