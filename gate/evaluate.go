@@ -227,7 +227,7 @@ func evaluateGate(file string, g Gate, s *summary.Summary, base *baselineSource)
 					label(g), points(value-bv), pText(*pvalue), g.Alpha))
 			case g.Significant && pvalue == nil:
 				r.Regression = RegressionRegressed
-				failures = append(failures, msg+"; significance not checked: it needs per-query pairs (--baseline-run)")
+				failures = append(failures, msg+"; significance not checked: "+noPValue(base, name+tagSuffix(g.Tag)))
 			default:
 				r.Regression = RegressionRegressed
 				if pvalue != nil {
@@ -250,6 +250,18 @@ func evaluateGate(file string, g Gate, s *summary.Summary, base *baselineSource)
 		r.Status = StatusWarn
 	}
 	return r, nil
+}
+
+// noPValue says why the baseline gives no p-value for what (a measure,
+// with its tag group if any).
+func noPValue(base *baselineSource, what string) string {
+	switch {
+	case base.cmp == nil:
+		return base.what + " has no per-query pairs (they come from a baseline run scored in the same job, --baseline-run)"
+	case base.cmp.Permutations == 0:
+		return "no permutation test ran (--permutations 0)"
+	}
+	return "the comparison with " + base.what + " has no p-value for " + what
 }
 
 // regressionUnchecked reports whether the gate has a regression limit

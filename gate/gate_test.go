@@ -255,6 +255,34 @@ func TestSignificanceRequirement(t *testing.T) {
 	}
 }
 
+// A significant: true gate whose drop has no p-value says why: a saved
+// summary has no per-query pairs, a baseline run scored with
+// --permutations 0 has pairs but no randomization test.
+func TestSignificanceNotCheckedSaysWhy(t *testing.T) {
+	c, _ := ParseCriteria("c.yaml", []byte("gates:\n  - name: r5\n    metric: R@5\n    regression_max: 0.01\n    significant: true\n"))
+	run := sum(0.85, 0.7, "g")
+	v, _ := Evaluate(c, run, Options{Baseline: sum(0.87, 0.7, "g")})
+	if want := "significance not checked: the saved summary of run.jsonl has no per-query pairs (they come from a baseline run scored in the same job, --baseline-run)"; v.Verdict != VerdictFail || !strings.HasSuffix(v.Gates[0].Reasons[0], want) {
+		t.Fatalf("saved baseline: %q, want it to end in %q", v.Gates[0].Reasons[0], want)
+	}
+	run.Baseline = &summary.Baseline{Input: summary.Input{Path: "base.jsonl"}, Measures: sum(0.87, 0.7, "g").Measures}
+	lo, hi := -0.03, -0.01
+	run.Comparison = &summary.Comparison{Replicates: 1000, Permutations: 0,
+		Measures: []summary.MeasureComparison{{Name: "R@5", CILow: &lo, CIHigh: &hi}}}
+	v, _ = Evaluate(c, run, Options{})
+	r := v.Gates[0]
+	if want := "significance not checked: no permutation test ran (--permutations 0)"; v.Verdict != VerdictFail || !strings.HasSuffix(r.Reasons[0], want) ||
+		strings.Contains(r.Reasons[0], "needs per-query pairs") {
+		t.Fatalf("pairs without permutations: %q, want it to end in %q", r.Reasons[0], want)
+	}
+	run.Comparison.Permutations = 1000
+	run.Comparison.Measures = nil // R@5 was not compared
+	v, _ = Evaluate(c, run, Options{})
+	if want := "significance not checked: the comparison with the baseline run base.jsonl has no p-value for R@5"; !strings.HasSuffix(v.Gates[0].Reasons[0], want) {
+		t.Fatalf("measure not compared: %q, want it to end in %q", v.Gates[0].Reasons[0], want)
+	}
+}
+
 func TestCriteriaErrors(t *testing.T) {
 	for name, c := range map[string]struct {
 		yaml, want string
