@@ -30,8 +30,14 @@ const (
 	VerdictFail = "fail"
 )
 
-// ErrNoBaseline is returned when a baseline is required and absent.
-var ErrNoBaseline = errors.New("gate: no baseline (give --baseline SUMMARY or --baseline-run RUN)")
+// ErrNoBaseline is returned when a baseline is required and absent. Its
+// text holds for every command: evalgate gate has --baseline, and gates a
+// summary scored with --baseline-run (by score or run).
+var ErrNoBaseline = errors.New("gate: no baseline: give --baseline SUMMARY, or score with --baseline-run RUN")
+
+// ErrBaselineIncomplete is returned when a baseline is required and the
+// one given lacks a value a regression limit needs.
+var ErrBaselineIncomplete = errors.New("gate: the baseline lacks a gated value")
 
 // ErrGoldChanged is returned when the baseline was scored on another gold
 // set.
@@ -110,7 +116,8 @@ func pickBaseline(s *summary.Summary, o Options, notes *[]string) (*baselineSour
 // warn if only warning gates fail, pass otherwise; ExitCode is 1 for fail
 // and 0 otherwise. A gate whose regression limit could not be checked (no
 // baseline, or a baseline without the gate's measure or tag) says so in
-// its reasons, whatever its status; with RequireBaseline it is an error.
+// its reasons, whatever its status; with RequireBaseline it is an error
+// (ErrNoBaseline, or ErrBaselineIncomplete when the baseline lacks it).
 //
 // Every error Evaluate returns is a problem with the criteria, the
 // summaries or the options given, never with the machine: callers report
@@ -133,7 +140,10 @@ func Evaluate(c *Criteria, s *summary.Summary, o Options) (*summary.Gate, error)
 			return nil, err
 		}
 		if o.RequireBaseline && regressionUnchecked(g, r) {
-			return nil, fmt.Errorf("%w: gate %q: regression %s", ErrNoBaseline, g.Name, r.Regression)
+			// base is not nil here: without one Evaluate returned
+			// ErrNoBaseline above.
+			return nil, fmt.Errorf("%w: gate %q: %s, so its regression limit cannot be checked (--require-baseline)",
+				ErrBaselineIncomplete, g.Name, strings.TrimPrefix(r.Regression, "not checked: "))
 		}
 		out.Gates = append(out.Gates, r)
 	}

@@ -162,9 +162,12 @@ func TestBaselineWithoutTheMeasure(t *testing.T) {
 			t.Errorf("%s hides the unchecked regression:\n%s", what, out)
 		}
 	}
-	if _, err := Evaluate(c, run, Options{Baseline: base, RequireBaseline: true}); !errors.Is(err, ErrNoBaseline) ||
-		!strings.Contains(err.Error(), `gate "retrieval_recall_at_5": regression not checked`) {
-		t.Fatalf("--require-baseline accepted a baseline without R@5: %v", err)
+	// A baseline was given: the error says what it lacks, not "no
+	// baseline", and names no flag some commands do not have.
+	_, err = Evaluate(c, run, Options{Baseline: base, RequireBaseline: true})
+	want := `gate: the baseline lacks a gated value: gate "retrieval_recall_at_5": the saved summary of run.jsonl has no R@5, so its regression limit cannot be checked (--require-baseline)`
+	if !errors.Is(err, ErrBaselineIncomplete) || errors.Is(err, ErrNoBaseline) || err.Error() != want {
+		t.Fatalf("--require-baseline, baseline without R@5:\ngot  %v\nwant %s", err, want)
 	}
 }
 
@@ -198,7 +201,8 @@ func TestIssueExampleSentence(t *testing.T) {
 
 func TestRequireBaselineAndGoldChange(t *testing.T) {
 	c := seed(t)
-	if _, err := Evaluate(c, sum(0.9, 0.7, "g"), Options{RequireBaseline: true}); !errors.Is(err, ErrNoBaseline) {
+	if _, err := Evaluate(c, sum(0.9, 0.7, "g"), Options{RequireBaseline: true}); !errors.Is(err, ErrNoBaseline) ||
+		err.Error() != "gate: no baseline: give --baseline SUMMARY, or score with --baseline-run RUN" {
 		t.Fatalf("require baseline: %v", err)
 	}
 	if _, err := Evaluate(c, sum(0.9, 0.7, "g1"), Options{Baseline: sum(0.9, 0.7, "g2")}); !errors.Is(err, ErrGoldChanged) {
