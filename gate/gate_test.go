@@ -186,6 +186,47 @@ func TestGateOnUnknownTag(t *testing.T) {
 	}
 }
 
+// The "No baseline" note is about regression limits: criteria without
+// one (threshold only) get no such note, in the table, the comment or
+// JUnit; criteria with one do.
+func TestNoBaselineNoteOnlyForRegressionLimits(t *testing.T) {
+	const note = "No baseline: regression limits were not checked."
+	floors, err := ParseCriteria("c.yaml", []byte("gates:\n  - name: retrieval_recall_at_5\n    threshold: 0.85\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A regression limit on a gate without enough queries has no verdict
+	// at all: it did not go unchecked for want of a baseline.
+	few, err := ParseCriteria("c.yaml", []byte("gates:\n  - name: legal\n    metric: R@5\n    tag: category=legal\n    min_queries: 30\n    regression_max: 0.03\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*Criteria{floors, few} {
+		run := sum(0.874, 0.70, "g")
+		v, err := Evaluate(c, run, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run.Gate = v
+		var tb, cb, jb bytes.Buffer
+		_ = WriteTable(&tb, v)
+		_ = WriteComment(&cb, Report{Summary: run})
+		_ = WriteJUnit(&jb, v)
+		if slices.Contains(v.Notes, note) || strings.Contains(v.Headline, "not checked") {
+			t.Errorf("gate %s: notes %q, headline %q", c.Gates[0].Name, v.Notes, v.Headline)
+		}
+		for what, out := range map[string]string{"table": tb.String(), "comment": cb.String(), "junit": jb.String()} {
+			if strings.Contains(out, "No baseline") || strings.Contains(out, "no baseline") {
+				t.Errorf("gate %s: %s speaks of a baseline no limit needs:\n%s", c.Gates[0].Name, what, out)
+			}
+		}
+	}
+	v, err := Evaluate(seed(t), sum(0.874, 0.70, "g"), Options{})
+	if err != nil || !slices.Contains(v.Notes, note) {
+		t.Fatalf("seed criteria without a baseline: notes %q, %v", v.Notes, err)
+	}
+}
+
 func TestIssueExampleSentence(t *testing.T) {
 	c := seed(t)
 	c.Gates[0].Threshold = nil // only the regression check

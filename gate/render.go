@@ -247,8 +247,12 @@ func WriteJUnit(w io.Writer, g *summary.Gate) error {
 	suite := junitSuite{Name: "evalgate gates"}
 	for _, r := range g.Gates {
 		c := junitCase{Name: r.Name, ClassName: "evalgate." + strings.ReplaceAll(r.Measure, ".", "_")}
-		detail := fmt.Sprintf("%s%s = %s (baseline %s, change %s, 95%% CI %s); limit %s; regression %s",
-			r.Measure, tagSuffix(r.Tag), optPct(r.Value), optPct(r.Baseline), optPoints(r.Delta), ciText(r), thresholdText(r), r.Regression)
+		detail := fmt.Sprintf("%s%s = %s (baseline %s, change %s, 95%% CI %s); limit %s",
+			r.Measure, tagSuffix(r.Tag), optPct(r.Value), optPct(r.Baseline), optPoints(r.Delta), ciText(r), thresholdText(r))
+		if r.RegressionMax != nil {
+			// Without a regression limit there is nothing to check.
+			detail += "; regression " + r.Regression
+		}
 		switch r.Status {
 		case StatusFail:
 			c.Failure = &junitFailure{Message: strings.Join(r.Reasons, "; "), Type: "gate-" + r.Severity, Text: detail}
