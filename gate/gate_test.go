@@ -132,6 +132,45 @@ func TestSeedCriteriaVerdicts(t *testing.T) {
 	}
 }
 
+// The reports say what a gate's severity does — "blocks merge" or
+// "warning only", under "if it fails" — apart from its result, so that a
+// passed error gate never reads "✅ error". summary.json keeps the
+// machine values.
+func TestSeverityInWords(t *testing.T) {
+	run, base := sum(0.874, 0.70, "g"), sum(0.870, 0.71, "g")
+	v, err := Evaluate(seed(t), run, Options{Baseline: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Gate = v
+	var tb, cb, jb, hb, js bytes.Buffer
+	_ = WriteTable(&tb, v)
+	_ = WriteComment(&cb, Report{Summary: run, Baseline: base})
+	_ = WriteJUnit(&jb, v)
+	_ = WriteHTML(&hb, Report{Summary: run, Baseline: base})
+	_ = run.WriteJSON(&js)
+	for what, c := range map[string]struct {
+		out  string
+		want []string
+	}{
+		"table": {tb.String(), []string{"if it fails", "blocks merge  pass", "warning only  pass"}},
+		"comment": {cb.String(), []string{"| limit | if it fails | result |",
+			"| ≥ 85.0%, drop ≤ 3.0 points | blocks merge | ✅ pass |", "| ≥ 62.0%, drop ≤ 5.0 points | warning only | ✅ pass |"}},
+		"junit": {jb.String(), []string{"if it fails: blocks merge", "if it fails: warning only"}},
+		"html":  {hb.String(), []string{"<th>if it fails</th><th>result</th>", "<td>blocks merge</td>", "<td>warning only</td>"}},
+		"json":  {js.String(), []string{`"severity": "error"`, `"severity": "warning"`}},
+	} {
+		for _, want := range c.want {
+			if !strings.Contains(c.out, want) {
+				t.Errorf("%s lacks %q:\n%s", what, want, c.out)
+			}
+		}
+		if what != "json" && (strings.Contains(c.out, "✅ error") || strings.Contains(c.out, "severity")) {
+			t.Errorf("%s shows the severity as a bare word:\n%s", what, c.out)
+		}
+	}
+}
+
 // A baseline that lacks a gated value leaves the regression limit
 // unchecked: every output says so, the headline too, and
 // --require-baseline refuses it.

@@ -124,7 +124,7 @@ func baselineNote(base *baselineSource) string {
 }
 
 func writeGateTable(b *strings.Builder, g *summary.Gate) {
-	b.WriteString("<h2>Gates</h2>\n<table id=\"gates\"><tr><th>gate</th><th>measure</th><th>value</th><th>baseline</th><th>change</th><th>95% CI</th><th>p</th><th>limit</th><th>severity</th><th>result</th></tr>\n")
+	b.WriteString("<h2>Gates</h2>\n<table id=\"gates\"><tr><th>gate</th><th>measure</th><th>value</th><th>baseline</th><th>change</th><th>95% CI</th><th>p</th><th>limit</th><th>if it fails</th><th>result</th></tr>\n")
 	for _, r := range g.Gates {
 		p := "–"
 		if r.PValue != nil {
@@ -132,7 +132,7 @@ func writeGateTable(b *strings.Builder, g *summary.Gate) {
 		}
 		fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td>%s</td><td>%s</td><td class=\"status-%s\">%s</td></tr>\n",
 			html.EscapeString(r.Name), html.EscapeString(r.Measure+tagSuffix(r.Tag)), optPct(r.Value), optPct(r.Baseline), optPoints(r.Delta),
-			ciText(r), p, html.EscapeString(thresholdText(r)), r.Severity, r.Status, statusWord(r))
+			ciText(r), p, html.EscapeString(thresholdText(r)), html.EscapeString(ifFails(r)), r.Status, statusWord(r))
 	}
 	b.WriteString("</table>\n")
 	for _, r := range g.Gates {
