@@ -423,10 +423,20 @@ func headline(g *summary.Gate) string {
 		r := first(StatusWarn)
 		return "⚠️ Passes with warnings: " + r.Reasons[0] + "." + uncheckedNote(g)
 	}
-	n := count(StatusPass)
-	s := fmt.Sprintf("✅ All %d %s pass", n, plural(n, "gate", "gates"))
-	if skipped := count(StatusNotEnoughQuery); skipped > 0 {
-		s = fmt.Sprintf("✅ %d %s pass (%d without enough queries for a verdict)", n, plural(n, "gate", "gates"), skipped)
+	// Every gate passed or had too few queries.
+	n, skipped, total := count(StatusPass), count(StatusNotEnoughQuery), len(g.Gates)
+	var s string
+	switch {
+	case n == 0 && total == 1:
+		return "✅ No gate fails, but the 1 gate has too few queries for a verdict." + uncheckedNote(g)
+	case n == 0:
+		return fmt.Sprintf("✅ No gate fails, but all %d gates have too few queries for a verdict.", total) + uncheckedNote(g)
+	case skipped > 0:
+		s = fmt.Sprintf("✅ %d of %d gates %s", n, total, plural(n, "passes", "pass"))
+	case n == 1:
+		s = "✅ The 1 gate passes"
+	default:
+		s = fmt.Sprintf("✅ All %d gates pass", n)
 	}
 	for _, r := range g.Gates {
 		if r.Status == StatusPass && r.Value != nil {
@@ -436,6 +446,9 @@ func headline(g *summary.Gate) string {
 			}
 			break
 		}
+	}
+	if skipped > 0 {
+		s += fmt.Sprintf("; %d %s too few queries for a verdict", skipped, plural(skipped, "has", "have"))
 	}
 	return s + "." + uncheckedNote(g)
 }

@@ -225,6 +225,36 @@ func TestGateOnUnknownTag(t *testing.T) {
 	}
 }
 
+// A passing headline counts the gates without ambiguity: how many of how
+// many pass, how many had too few queries, in the singular for one.
+func TestPassHeadlineCounts(t *testing.T) {
+	const r5 = "  - name: retrieval_recall_at_5\n    threshold: 0.5\n"
+	const mrr = "  - name: retrieval_mrr\n    threshold: 0.5\n"
+	const legal = "  - name: legal\n    metric: R@5\n    tag: category=legal\n    min_queries: 30\n    threshold: 0.5\n"
+	const policy = "  - name: policy\n    metric: R@5\n    tag: category=policy\n    min_queries: 500\n    threshold: 0.5\n"
+	for gates, want := range map[string]string{
+		r5:                  "✅ The 1 gate passes: retrieval recall@5 87.4% (+0.4 points).",
+		r5 + mrr:            "✅ All 2 gates pass: retrieval recall@5 87.4% (+0.4 points).",
+		r5 + mrr + legal:    "✅ 2 of 3 gates pass: retrieval recall@5 87.4% (+0.4 points); 1 has too few queries for a verdict.",
+		r5 + legal:          "✅ 1 of 2 gates passes: retrieval recall@5 87.4% (+0.4 points); 1 has too few queries for a verdict.",
+		r5 + legal + policy: "✅ 1 of 3 gates passes: retrieval recall@5 87.4% (+0.4 points); 2 have too few queries for a verdict.",
+		legal:               "✅ No gate fails, but the 1 gate has too few queries for a verdict.",
+		legal + policy:      "✅ No gate fails, but all 2 gates have too few queries for a verdict.",
+	} {
+		c, err := ParseCriteria("c.yaml", []byte("gates:\n"+gates))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := Evaluate(c, sum(0.874, 0.70, "g"), Options{Baseline: sum(0.870, 0.71, "g")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Headline != want {
+			t.Errorf("headline %q\nwant     %q", v.Headline, want)
+		}
+	}
+}
+
 // The "No baseline" note is about regression limits: criteria without
 // one (threshold only) get no such note, in the table, the comment or
 // JUnit; criteria with one do.
