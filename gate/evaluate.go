@@ -237,13 +237,16 @@ func evaluateGate(file string, g Gate, s *summary.Summary, base *baselineSource)
 			case g.Significant && pvalue != nil && *pvalue >= g.Alpha:
 				r.Regression = RegressionWithinNoise
 				r.Reasons = append(r.Reasons, fmt.Sprintf("%s dropped %s, but the drop is not significant (%s ≥ %v)",
-					label(g), points(value-bv), pText(*pvalue), g.Alpha))
+					label(g), pointsAbs(bv-value), pText(*pvalue), g.Alpha))
 			case g.Significant && pvalue == nil:
 				r.Regression = RegressionRegressed
 				failures = append(failures, msg+"; significance not checked: "+noPValue(base, name+tagSuffix(g.Tag)))
 			default:
 				r.Regression = RegressionRegressed
-				if pvalue != nil {
+				switch {
+				case g.Significant:
+					msg += fmt.Sprintf("; the drop is significant (%s < %v)", pText(*pvalue), g.Alpha)
+				case pvalue != nil:
 					msg += "; " + pText(*pvalue)
 				}
 				failures = append(failures, msg)

@@ -397,6 +397,26 @@ func TestSignificanceNotCheckedSaysWhy(t *testing.T) {
 	}
 }
 
+// A drop is stated as its size ("dropped 2.0 points"), never as a
+// negative number after "dropped"; whether it is significant is said in
+// words.
+func TestDropWording(t *testing.T) {
+	c, _ := ParseCriteria("c.yaml", []byte("gates:\n  - name: r5\n    metric: R@5\n    regression_max: 0.01\n    significant: true\n"))
+	run := sum(0.85, 0.7, "g")
+	run.Baseline = &summary.Baseline{Measures: sum(0.87, 0.7, "g").Measures}
+	noisy, clear := 0.31, 0.002
+	run.Comparison = &summary.Comparison{Permutations: 1000, Measures: []summary.MeasureComparison{{Name: "R@5", PValue: &noisy}}}
+	v, _ := Evaluate(c, run, Options{})
+	if want := "r5 dropped 2.0 points, but the drop is not significant (p = 0.310 ≥ 0.05)"; v.Gates[0].Reasons[0] != want {
+		t.Errorf("not significant: %q\nwant %q", v.Gates[0].Reasons[0], want)
+	}
+	run.Comparison.Measures[0].PValue = &clear
+	v, _ = Evaluate(c, run, Options{})
+	if want := "r5 dropped from 87.0% to 85.0% (−2.0 points, more than the 1.0 points allowed); the drop is significant (p = 0.002 < 0.05)"; v.Gates[0].Reasons[0] != want {
+		t.Errorf("significant: %q\nwant %q", v.Gates[0].Reasons[0], want)
+	}
+}
+
 func TestCriteriaErrors(t *testing.T) {
 	for name, c := range map[string]struct {
 		yaml, want string
