@@ -367,15 +367,20 @@ func MeasureWords(m metric.Measure) string {
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
 // points formats a difference of fractions in percentage points, signed.
-func points(d float64) string {
+func points(d float64) string { return signed(d) + " points" }
+
+// signed formats a difference of fractions as signed percentage points
+// without the unit: "+0.4", "−5.8" (a minus sign, as everywhere in the
+// reports), "±0.0".
+func signed(d float64) string {
 	p := 100 * d
 	if math.Abs(p) < 0.05 {
-		return "±0.0 points"
+		return "±0.0"
 	}
 	if p < 0 {
-		return fmt.Sprintf("−%.1f points", -p)
+		return fmt.Sprintf("−%.1f", -p)
 	}
-	return fmt.Sprintf("+%.1f points", p)
+	return fmt.Sprintf("+%.1f", p)
 }
 
 func pointsAbs(d float64) string { return fmt.Sprintf("%.1f points", 100*d) }

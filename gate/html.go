@@ -158,9 +158,7 @@ func writeMeasureTable(b *strings.Builder, s *summary.Summary, base *baselineSou
 			}
 			ci, p := "–", "–"
 			if mc := s.Comparison.Measure(m.Name); mc != nil {
-				if mc.CILow != nil && mc.CIHigh != nil {
-					ci = fmt.Sprintf("[%s, %s]", points(*mc.CILow), points(*mc.CIHigh))
-				}
+				ci = ciRange(mc.CILow, mc.CIHigh)
 				if mc.PValue != nil {
 					p = pfmt(*mc.PValue)
 				}

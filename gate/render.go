@@ -24,14 +24,18 @@ func optPoints(x *float64) string {
 	if x == nil {
 		return "–"
 	}
-	return strings.TrimSuffix(points(*x), " points") + " pts"
+	return points(*x)
 }
 
-func ciText(r summary.GateResult) string {
-	if r.CILow == nil || r.CIHigh == nil {
+func ciText(r summary.GateResult) string { return ciRange(r.CILow, r.CIHigh) }
+
+// ciRange formats a confidence interval of a difference: "[−7.1, −4.6]
+// points", or "–" when there is none.
+func ciRange(lo, hi *float64) string {
+	if lo == nil || hi == nil {
 		return "–"
 	}
-	return fmt.Sprintf("[%s, %s]", strings.TrimSuffix(points(*r.CILow), " points"), strings.TrimSuffix(points(*r.CIHigh), " points"))
+	return fmt.Sprintf("[%s, %s] points", signed(*lo), signed(*hi))
 }
 
 func thresholdText(r summary.GateResult) string {
