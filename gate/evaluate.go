@@ -480,6 +480,14 @@ func uncheckedNote(g *summary.Gate) string {
 	return fmt.Sprintf(" Regression limit not checked for %d %s: the baseline lacks the value.", n, plural(n, "gate", "gates"))
 }
 
+// queries counts queries: "1 query", "12 queries".
+func queries(n int64) string {
+	if n == 1 {
+		return "1 query"
+	}
+	return fmt.Sprintf("%d queries", n)
+}
+
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one

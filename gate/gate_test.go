@@ -417,6 +417,26 @@ func TestDropWording(t *testing.T) {
 	}
 }
 
+// One query is "1 query", in the comment and the report.
+func TestOneQuery(t *testing.T) {
+	c, _ := ParseCriteria("c.yaml", []byte("gates:\n  - name: legal\n    metric: R@5\n    tag: category=legal\n    min_queries: 30\n    threshold: 0.5\n"))
+	run := sum(0.874, 0.70, "g")
+	run.Counts.ScoredQueries, run.Groups[0].Queries = 1, 1
+	v, err := Evaluate(c, run, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Gate = v
+	var cb, hb bytes.Buffer
+	_ = WriteComment(&cb, Report{Summary: run})
+	_ = WriteHTML(&hb, Report{Summary: run})
+	for what, out := range map[string]string{"comment": cb.String(), "html": hb.String()} {
+		if !strings.Contains(out, "1 query scored") || strings.Contains(out, "1 queries") {
+			t.Errorf("%s says \"1 queries\":\n%s", what, out)
+		}
+	}
+}
+
 func TestCriteriaErrors(t *testing.T) {
 	for name, c := range map[string]struct {
 		yaml, want string
@@ -505,6 +525,17 @@ func TestTrendsAndAlerts(t *testing.T) {
 	back, err := Load(t.Context(), dir)
 	if err != nil || len(back) != 5 || back[4].Measures[0].Value != 0.84 {
 		t.Fatalf("history round trip: %d entries, %v", len(back), err)
+	}
+}
+
+// A history of one run says "1 run".
+func TestOneRun(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteTrends(&b, Trends([]*summary.Summary{sum(0.9, 0.7, "g")}, nil, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(b.String(), "1 run\n") {
+		t.Fatalf("trends:\n%s", b.String())
 	}
 }
 

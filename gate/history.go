@@ -193,7 +193,7 @@ func WriteTrends(w io.Writer, trends []Trend) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	fmt.Fprintf(&b, "%d runs\n\n", trends[0].Runs)
+	fmt.Fprintf(&b, "%d %s\n\n", trends[0].Runs, plural(trends[0].Runs, "run", "runs"))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "measure\tcurrent\tmean\tmin\tmax\tsince first\tsince last\talert")
 	for _, t := range trends {

@@ -197,7 +197,7 @@ func WriteComment(w io.Writer, r Report) error {
 	for _, n := range g.Notes {
 		fmt.Fprintf(&b, "\n> %s\n", mdEscape(n))
 	}
-	fmt.Fprintf(&b, "\n<sub>%d queries scored; gold set %s; run %s.</sub>\n", s.Counts.ScoredQueries, mdEscape(s.Inputs.Gold.Path), mdEscape(s.Inputs.Run.Path))
+	fmt.Fprintf(&b, "\n<sub>%s scored; gold set %s; run %s.</sub>\n", queries(s.Counts.ScoredQueries), mdEscape(s.Inputs.Gold.Path), mdEscape(s.Inputs.Run.Path))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
