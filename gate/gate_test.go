@@ -511,7 +511,8 @@ func TestTrendsAndAlerts(t *testing.T) {
 	if err := WriteTrends(&b, trends); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"below the floor of 85.0%", "down 3 runs in a row", "5 runs", "−6.0 points"} {
+	// Four drops in a row: the alert says four, whatever --down-nights.
+	for _, want := range []string{"below the floor of 85.0%", "down 4 runs in a row (−6.0 points in total)", "5 runs"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("trends lack %q:\n%s", want, b.String())
 		}
@@ -525,6 +526,38 @@ func TestTrendsAndAlerts(t *testing.T) {
 	back, err := Load(t.Context(), dir)
 	if err != nil || len(back) != 5 || back[4].Measures[0].Value != 0.84 {
 		t.Fatalf("history round trip: %d entries, %v", len(back), err)
+	}
+}
+
+// The down-trend alert reports the streak the history has, not the
+// --down-nights that set it off.
+func TestDownStreakLength(t *testing.T) {
+	var hist []*summary.Summary
+	for _, r5 := range []float64{0.80, 0.90, 0.88, 0.87, 0.85} { // up, then down 3 runs in a row
+		hist = append(hist, sum(r5, 0.70, "g"))
+	}
+	alerts := func(down int) string {
+		for _, tr := range Trends(hist, nil, down) {
+			if tr.Measure == "R@5" {
+				return strings.Join(tr.Alerts, "; ")
+			}
+		}
+		return ""
+	}
+	for down, want := range map[int]string{
+		1: "down 3 runs in a row (−5.0 points in total)",
+		2: "down 3 runs in a row (−5.0 points in total)",
+		3: "down 3 runs in a row (−5.0 points in total)",
+		4: "",
+		0: "",
+	} {
+		if got := alerts(down); got != want {
+			t.Errorf("--down-nights %d: alerts %q, want %q", down, got, want)
+		}
+	}
+	hist = hist[:3] // 0.80, 0.90, 0.88: down once
+	if got, want := alerts(1), "down since the previous run (−2.0 points)"; got != want {
+		t.Errorf("one drop: %q, want %q", got, want)
 	}
 }
 
