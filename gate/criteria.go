@@ -48,6 +48,7 @@ type Gate struct {
 	Significant bool
 	Alpha       float64
 	Line        int // line of the gate in the file
+	TagLine     int // line of its tag: key, if any
 }
 
 var gateKeys = []string{"name", "metric", "tag", "min_queries", "threshold", "regression_max", "severity", "significant", "alpha"}
@@ -170,7 +171,7 @@ func parseGate(n *yaml.Node, bad func(int, string, string, ...any)) (Gate, bool)
 				bad(v.Line, "tag", "want name=value, e.g. category=legal, got %q", v.Value)
 				ok = false
 			}
-			g.Tag = v.Value
+			g.Tag, g.TagLine = v.Value, v.Line
 		case "min_queries":
 			x, err := strconv.Atoi(v.Value)
 			if err != nil || x < 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/evalgate/evalgate/metric"
+	"github.com/evalgate/evalgate/schema"
 	"github.com/evalgate/evalgate/summary"
 )
 
@@ -29,8 +30,14 @@ const (
 	VerdictFail = "fail"
 )
 
-// ErrNoBaseline is returned when a baseline is required and absent.
-var ErrNoBaseline = errors.New("gate: no baseline (give --baseline SUMMARY or --baseline-run RUN)")
+// ErrNoBaseline is returned when a baseline is required and absent. Its
+// text holds for every command: evalgate gate has --baseline, and gates a
+// summary scored with --baseline-run (by score or run).
+var ErrNoBaseline = errors.New("gate: no baseline: give --baseline SUMMARY, or score with --baseline-run RUN")
+
+// ErrBaselineIncomplete is returned when a baseline is required and the
+// one given lacks a value a regression limit needs.
+var ErrBaselineIncomplete = errors.New("gate: the baseline lacks a gated value")
 
 // ErrGoldChanged is returned when the baseline was scored on another gold
 // set.
@@ -109,7 +116,8 @@ func pickBaseline(s *summary.Summary, o Options, notes *[]string) (*baselineSour
 // warn if only warning gates fail, pass otherwise; ExitCode is 1 for fail
 // and 0 otherwise. A gate whose regression limit could not be checked (no
 // baseline, or a baseline without the gate's measure or tag) says so in
-// its reasons, whatever its status; with RequireBaseline it is an error.
+// its reasons, whatever its status; with RequireBaseline it is an error
+// (ErrNoBaseline, or ErrBaselineIncomplete when the baseline lacks it).
 //
 // Every error Evaluate returns is a problem with the criteria, the
 // summaries or the options given, never with the machine: callers report
@@ -120,21 +128,27 @@ func Evaluate(c *Criteria, s *summary.Summary, o Options) (*summary.Gate, error)
 	if err != nil {
 		return nil, err
 	}
-	if base == nil {
-		if o.RequireBaseline {
-			return nil, ErrNoBaseline
-		}
-		out.Notes = append(out.Notes, "No baseline: regression limits were not checked.")
+	if base == nil && o.RequireBaseline {
+		return nil, ErrNoBaseline
 	}
+	unchecked := false
 	for _, g := range c.Gates {
-		r, err := evaluateGate(g, s, base)
+		r, err := evaluateGate(c.File, g, s, base)
 		if err != nil {
 			return nil, err
 		}
 		if o.RequireBaseline && regressionUnchecked(g, r) {
-			return nil, fmt.Errorf("%w: gate %q: regression %s", ErrNoBaseline, g.Name, r.Regression)
+			// base is not nil here: without one Evaluate returned
+			// ErrNoBaseline above.
+			return nil, fmt.Errorf("%w: gate %q: %s, so its regression limit cannot be checked (--require-baseline)",
+				ErrBaselineIncomplete, g.Name, strings.TrimPrefix(r.Regression, "not checked: "))
 		}
+		unchecked = unchecked || regressionUnchecked(g, r)
 		out.Gates = append(out.Gates, r)
+	}
+	if base == nil && unchecked {
+		// Only about limits that exist: a floor needs no baseline.
+		out.Notes = append(out.Notes, "No baseline: regression limits were not checked.")
 	}
 	out.Verdict, out.ExitCode = VerdictPass, 0
 	for _, r := range out.Gates {
@@ -153,7 +167,8 @@ func Evaluate(c *Criteria, s *summary.Summary, o Options) (*summary.Gate, error)
 
 func ptr(x float64) *float64 { return &x }
 
-func evaluateGate(g Gate, s *summary.Summary, base *baselineSource) (summary.GateResult, error) {
+// evaluateGate gates s on g; file names the criteria file in errors.
+func evaluateGate(file string, g Gate, s *summary.Summary, base *baselineSource) (summary.GateResult, error) {
 	name := g.Measure.String()
 	r := summary.GateResult{Name: g.Name, Measure: name, Tag: g.Tag, Severity: string(g.Severity),
 		Threshold: g.Threshold, RegressionMax: g.RegressionMax}
@@ -166,8 +181,13 @@ func evaluateGate(g Gate, s *summary.Summary, base *baselineSource) (summary.Gat
 		value, r.Queries, ok = s.GroupValue(g.Tag, name)
 		if !ok && !s.HasGroup(g.Tag) {
 			// A gate on a group no query belongs to is almost always a
-			// typo; passing it would switch the gate off.
-			return r, fmt.Errorf("gate %q: no query has the tag %s%s", g.Name, g.Tag, knownTagValues(s, g.Tag))
+			// typo; passing it would switch the gate off. It is an error
+			// in the criteria, so it names their file and line.
+			err := fmt.Errorf("gate %q: no query has the tag %s%s", g.Name, g.Tag, knownTagValues(s, g.Tag))
+			if file == "" {
+				return r, err
+			}
+			return r, &schema.InputError{File: file, Line: int64(max(g.TagLine, g.Line, 1)), Field: "tag", Err: err}
 		}
 	}
 	if !ok {
@@ -217,13 +237,16 @@ func evaluateGate(g Gate, s *summary.Summary, base *baselineSource) (summary.Gat
 			case g.Significant && pvalue != nil && *pvalue >= g.Alpha:
 				r.Regression = RegressionWithinNoise
 				r.Reasons = append(r.Reasons, fmt.Sprintf("%s dropped %s, but the drop is not significant (%s ≥ %v)",
-					label(g), points(value-bv), pText(*pvalue), g.Alpha))
+					label(g), pointsAbs(bv-value), pText(*pvalue), g.Alpha))
 			case g.Significant && pvalue == nil:
 				r.Regression = RegressionRegressed
-				failures = append(failures, msg+"; significance not checked: it needs per-query pairs (--baseline-run)")
+				failures = append(failures, msg+"; significance not checked: "+noPValue(base, name+tagSuffix(g.Tag)))
 			default:
 				r.Regression = RegressionRegressed
-				if pvalue != nil {
+				switch {
+				case g.Significant:
+					msg += fmt.Sprintf("; the drop is significant (%s < %v)", pText(*pvalue), g.Alpha)
+				case pvalue != nil:
 					msg += "; " + pText(*pvalue)
 				}
 				failures = append(failures, msg)
@@ -243,6 +266,18 @@ func evaluateGate(g Gate, s *summary.Summary, base *baselineSource) (summary.Gat
 		r.Status = StatusWarn
 	}
 	return r, nil
+}
+
+// noPValue says why the baseline gives no p-value for what (a measure,
+// with its tag group if any).
+func noPValue(base *baselineSource, what string) string {
+	switch {
+	case base.cmp == nil:
+		return base.what + " has no per-query pairs (they come from a baseline run scored in the same job, --baseline-run)"
+	case base.cmp.Permutations == 0:
+		return "no permutation test ran (--permutations 0)"
+	}
+	return "the comparison with " + base.what + " has no p-value for " + what
 }
 
 // regressionUnchecked reports whether the gate has a regression limit
@@ -332,15 +367,20 @@ func MeasureWords(m metric.Measure) string {
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
 // points formats a difference of fractions in percentage points, signed.
-func points(d float64) string {
+func points(d float64) string { return signed(d) + " points" }
+
+// signed formats a difference of fractions as signed percentage points
+// without the unit: "+0.4", "−5.8" (a minus sign, as everywhere in the
+// reports), "±0.0".
+func signed(d float64) string {
 	p := 100 * d
 	if math.Abs(p) < 0.05 {
-		return "±0.0 points"
+		return "±0.0"
 	}
 	if p < 0 {
-		return fmt.Sprintf("−%.1f points", -p)
+		return fmt.Sprintf("−%.1f", -p)
 	}
-	return fmt.Sprintf("+%.1f points", p)
+	return fmt.Sprintf("+%.1f", p)
 }
 
 func pointsAbs(d float64) string { return fmt.Sprintf("%.1f points", 100*d) }
@@ -391,10 +431,20 @@ func headline(g *summary.Gate) string {
 		r := first(StatusWarn)
 		return "⚠️ Passes with warnings: " + r.Reasons[0] + "." + uncheckedNote(g)
 	}
-	n := count(StatusPass)
-	s := fmt.Sprintf("✅ All %d %s pass", n, plural(n, "gate", "gates"))
-	if skipped := count(StatusNotEnoughQuery); skipped > 0 {
-		s = fmt.Sprintf("✅ %d %s pass (%d without enough queries for a verdict)", n, plural(n, "gate", "gates"), skipped)
+	// Every gate passed or had too few queries.
+	n, skipped, total := count(StatusPass), count(StatusNotEnoughQuery), len(g.Gates)
+	var s string
+	switch {
+	case n == 0 && total == 1:
+		return "✅ No gate fails, but the 1 gate has too few queries for a verdict." + uncheckedNote(g)
+	case n == 0:
+		return fmt.Sprintf("✅ No gate fails, but all %d gates have too few queries for a verdict.", total) + uncheckedNote(g)
+	case skipped > 0:
+		s = fmt.Sprintf("✅ %d of %d gates %s", n, total, plural(n, "passes", "pass"))
+	case n == 1:
+		s = "✅ The 1 gate passes"
+	default:
+		s = fmt.Sprintf("✅ All %d gates pass", n)
 	}
 	for _, r := range g.Gates {
 		if r.Status == StatusPass && r.Value != nil {
@@ -404,6 +454,9 @@ func headline(g *summary.Gate) string {
 			}
 			break
 		}
+	}
+	if skipped > 0 {
+		s += fmt.Sprintf("; %d %s too few queries for a verdict", skipped, plural(skipped, "has", "have"))
 	}
 	return s + "." + uncheckedNote(g)
 }
@@ -425,6 +478,14 @@ func uncheckedNote(g *summary.Gate) string {
 		return " Regression limits not checked: no baseline."
 	}
 	return fmt.Sprintf(" Regression limit not checked for %d %s: the baseline lacks the value.", n, plural(n, "gate", "gates"))
+}
+
+// queries counts queries: "1 query", "12 queries".
+func queries(n int64) string {
+	if n == 1 {
+		return "1 query"
+	}
+	return fmt.Sprintf("%d queries", n)
 }
 
 func plural(n int, one, many string) string {

@@ -132,6 +132,45 @@ func TestSeedCriteriaVerdicts(t *testing.T) {
 	}
 }
 
+// The reports say what a gate's severity does — "blocks merge" or
+// "warning only", under "if it fails" — apart from its result, so that a
+// passed error gate never reads "✅ error". summary.json keeps the
+// machine values.
+func TestSeverityInWords(t *testing.T) {
+	run, base := sum(0.874, 0.70, "g"), sum(0.870, 0.71, "g")
+	v, err := Evaluate(seed(t), run, Options{Baseline: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Gate = v
+	var tb, cb, jb, hb, js bytes.Buffer
+	_ = WriteTable(&tb, v)
+	_ = WriteComment(&cb, Report{Summary: run, Baseline: base})
+	_ = WriteJUnit(&jb, v)
+	_ = WriteHTML(&hb, Report{Summary: run, Baseline: base})
+	_ = run.WriteJSON(&js)
+	for what, c := range map[string]struct {
+		out  string
+		want []string
+	}{
+		"table": {tb.String(), []string{"if it fails", "blocks merge  pass", "warning only  pass"}},
+		"comment": {cb.String(), []string{"| limit | if it fails | result |",
+			"| ≥ 85.0%, drop ≤ 3.0 points | blocks merge | ✅ pass |", "| ≥ 62.0%, drop ≤ 5.0 points | warning only | ✅ pass |"}},
+		"junit": {jb.String(), []string{"if it fails: blocks merge", "if it fails: warning only"}},
+		"html":  {hb.String(), []string{"<th>if it fails</th><th>result</th>", "<td>blocks merge</td>", "<td>warning only</td>"}},
+		"json":  {js.String(), []string{`"severity": "error"`, `"severity": "warning"`}},
+	} {
+		for _, want := range c.want {
+			if !strings.Contains(c.out, want) {
+				t.Errorf("%s lacks %q:\n%s", what, want, c.out)
+			}
+		}
+		if what != "json" && (strings.Contains(c.out, "✅ error") || strings.Contains(c.out, "severity")) {
+			t.Errorf("%s shows the severity as a bare word:\n%s", what, c.out)
+		}
+	}
+}
+
 // A baseline that lacks a gated value leaves the regression limit
 // unchecked: every output says so, the headline too, and
 // --require-baseline refuses it.
@@ -162,21 +201,98 @@ func TestBaselineWithoutTheMeasure(t *testing.T) {
 			t.Errorf("%s hides the unchecked regression:\n%s", what, out)
 		}
 	}
-	if _, err := Evaluate(c, run, Options{Baseline: base, RequireBaseline: true}); !errors.Is(err, ErrNoBaseline) ||
-		!strings.Contains(err.Error(), `gate "retrieval_recall_at_5": regression not checked`) {
-		t.Fatalf("--require-baseline accepted a baseline without R@5: %v", err)
+	// A baseline was given: the error says what it lacks, not "no
+	// baseline", and names no flag some commands do not have.
+	_, err = Evaluate(c, run, Options{Baseline: base, RequireBaseline: true})
+	want := `gate: the baseline lacks a gated value: gate "retrieval_recall_at_5": the saved summary of run.jsonl has no R@5, so its regression limit cannot be checked (--require-baseline)`
+	if !errors.Is(err, ErrBaselineIncomplete) || errors.Is(err, ErrNoBaseline) || err.Error() != want {
+		t.Fatalf("--require-baseline, baseline without R@5:\ngot  %v\nwant %s", err, want)
 	}
 }
 
-// A gate on a tag no query has is a configuration error, not a pass.
+// A gate on a tag no query has is a configuration error, not a pass, and
+// like every criteria error it names the file and the line of the tag.
 func TestGateOnUnknownTag(t *testing.T) {
 	c, err := ParseCriteria("c.yaml", []byte("gates:\n  - name: legal\n    metric: R@5\n    tag: category=legall\n    threshold: 0.9\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = Evaluate(c, sum(0.5, 0.5, "g"), Options{})
-	if err == nil || !strings.Contains(err.Error(), `gate "legal": no query has the tag category=legall (values of category: legal, policy)`) {
-		t.Fatalf("got %v", err)
+	want := `c.yaml:4: field "tag": gate "legal": no query has the tag category=legall (values of category: legal, policy)`
+	var ie *schema.InputError
+	if err == nil || err.Error() != want || !errors.As(err, &ie) || ie.File != "c.yaml" || ie.Line != 4 {
+		t.Fatalf("got  %v\nwant %s", err, want)
+	}
+}
+
+// A passing headline counts the gates without ambiguity: how many of how
+// many pass, how many had too few queries, in the singular for one.
+func TestPassHeadlineCounts(t *testing.T) {
+	const r5 = "  - name: retrieval_recall_at_5\n    threshold: 0.5\n"
+	const mrr = "  - name: retrieval_mrr\n    threshold: 0.5\n"
+	const legal = "  - name: legal\n    metric: R@5\n    tag: category=legal\n    min_queries: 30\n    threshold: 0.5\n"
+	const policy = "  - name: policy\n    metric: R@5\n    tag: category=policy\n    min_queries: 500\n    threshold: 0.5\n"
+	for gates, want := range map[string]string{
+		r5:                  "✅ The 1 gate passes: retrieval recall@5 87.4% (+0.4 points).",
+		r5 + mrr:            "✅ All 2 gates pass: retrieval recall@5 87.4% (+0.4 points).",
+		r5 + mrr + legal:    "✅ 2 of 3 gates pass: retrieval recall@5 87.4% (+0.4 points); 1 has too few queries for a verdict.",
+		r5 + legal:          "✅ 1 of 2 gates passes: retrieval recall@5 87.4% (+0.4 points); 1 has too few queries for a verdict.",
+		r5 + legal + policy: "✅ 1 of 3 gates passes: retrieval recall@5 87.4% (+0.4 points); 2 have too few queries for a verdict.",
+		legal:               "✅ No gate fails, but the 1 gate has too few queries for a verdict.",
+		legal + policy:      "✅ No gate fails, but all 2 gates have too few queries for a verdict.",
+	} {
+		c, err := ParseCriteria("c.yaml", []byte("gates:\n"+gates))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := Evaluate(c, sum(0.874, 0.70, "g"), Options{Baseline: sum(0.870, 0.71, "g")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Headline != want {
+			t.Errorf("headline %q\nwant     %q", v.Headline, want)
+		}
+	}
+}
+
+// The "No baseline" note is about regression limits: criteria without
+// one (threshold only) get no such note, in the table, the comment or
+// JUnit; criteria with one do.
+func TestNoBaselineNoteOnlyForRegressionLimits(t *testing.T) {
+	const note = "No baseline: regression limits were not checked."
+	floors, err := ParseCriteria("c.yaml", []byte("gates:\n  - name: retrieval_recall_at_5\n    threshold: 0.85\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A regression limit on a gate without enough queries has no verdict
+	// at all: it did not go unchecked for want of a baseline.
+	few, err := ParseCriteria("c.yaml", []byte("gates:\n  - name: legal\n    metric: R@5\n    tag: category=legal\n    min_queries: 30\n    regression_max: 0.03\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*Criteria{floors, few} {
+		run := sum(0.874, 0.70, "g")
+		v, err := Evaluate(c, run, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run.Gate = v
+		var tb, cb, jb bytes.Buffer
+		_ = WriteTable(&tb, v)
+		_ = WriteComment(&cb, Report{Summary: run})
+		_ = WriteJUnit(&jb, v)
+		if slices.Contains(v.Notes, note) || strings.Contains(v.Headline, "not checked") {
+			t.Errorf("gate %s: notes %q, headline %q", c.Gates[0].Name, v.Notes, v.Headline)
+		}
+		for what, out := range map[string]string{"table": tb.String(), "comment": cb.String(), "junit": jb.String()} {
+			if strings.Contains(out, "No baseline") || strings.Contains(out, "no baseline") {
+				t.Errorf("gate %s: %s speaks of a baseline no limit needs:\n%s", c.Gates[0].Name, what, out)
+			}
+		}
+	}
+	v, err := Evaluate(seed(t), sum(0.874, 0.70, "g"), Options{})
+	if err != nil || !slices.Contains(v.Notes, note) {
+		t.Fatalf("seed criteria without a baseline: notes %q, %v", v.Notes, err)
 	}
 }
 
@@ -195,7 +311,8 @@ func TestIssueExampleSentence(t *testing.T) {
 
 func TestRequireBaselineAndGoldChange(t *testing.T) {
 	c := seed(t)
-	if _, err := Evaluate(c, sum(0.9, 0.7, "g"), Options{RequireBaseline: true}); !errors.Is(err, ErrNoBaseline) {
+	if _, err := Evaluate(c, sum(0.9, 0.7, "g"), Options{RequireBaseline: true}); !errors.Is(err, ErrNoBaseline) ||
+		err.Error() != "gate: no baseline: give --baseline SUMMARY, or score with --baseline-run RUN" {
 		t.Fatalf("require baseline: %v", err)
 	}
 	if _, err := Evaluate(c, sum(0.9, 0.7, "g1"), Options{Baseline: sum(0.9, 0.7, "g2")}); !errors.Is(err, ErrGoldChanged) {
@@ -249,6 +366,74 @@ func TestSignificanceRequirement(t *testing.T) {
 	v, _ = Evaluate(c, run, Options{})
 	if v.Verdict != VerdictFail || !strings.Contains(v.Headline, "p = 0.002") {
 		t.Fatalf("a significant drop passed: %+v", v)
+	}
+}
+
+// A significant: true gate whose drop has no p-value says why: a saved
+// summary has no per-query pairs, a baseline run scored with
+// --permutations 0 has pairs but no randomization test.
+func TestSignificanceNotCheckedSaysWhy(t *testing.T) {
+	c, _ := ParseCriteria("c.yaml", []byte("gates:\n  - name: r5\n    metric: R@5\n    regression_max: 0.01\n    significant: true\n"))
+	run := sum(0.85, 0.7, "g")
+	v, _ := Evaluate(c, run, Options{Baseline: sum(0.87, 0.7, "g")})
+	if want := "significance not checked: the saved summary of run.jsonl has no per-query pairs (they come from a baseline run scored in the same job, --baseline-run)"; v.Verdict != VerdictFail || !strings.HasSuffix(v.Gates[0].Reasons[0], want) {
+		t.Fatalf("saved baseline: %q, want it to end in %q", v.Gates[0].Reasons[0], want)
+	}
+	run.Baseline = &summary.Baseline{Input: summary.Input{Path: "base.jsonl"}, Measures: sum(0.87, 0.7, "g").Measures}
+	lo, hi := -0.03, -0.01
+	run.Comparison = &summary.Comparison{Replicates: 1000, Permutations: 0,
+		Measures: []summary.MeasureComparison{{Name: "R@5", CILow: &lo, CIHigh: &hi}}}
+	v, _ = Evaluate(c, run, Options{})
+	r := v.Gates[0]
+	if want := "significance not checked: no permutation test ran (--permutations 0)"; v.Verdict != VerdictFail || !strings.HasSuffix(r.Reasons[0], want) ||
+		strings.Contains(r.Reasons[0], "needs per-query pairs") {
+		t.Fatalf("pairs without permutations: %q, want it to end in %q", r.Reasons[0], want)
+	}
+	run.Comparison.Permutations = 1000
+	run.Comparison.Measures = nil // R@5 was not compared
+	v, _ = Evaluate(c, run, Options{})
+	if want := "significance not checked: the comparison with the baseline run base.jsonl has no p-value for R@5"; !strings.HasSuffix(v.Gates[0].Reasons[0], want) {
+		t.Fatalf("measure not compared: %q, want it to end in %q", v.Gates[0].Reasons[0], want)
+	}
+}
+
+// A drop is stated as its size ("dropped 2.0 points"), never as a
+// negative number after "dropped"; whether it is significant is said in
+// words.
+func TestDropWording(t *testing.T) {
+	c, _ := ParseCriteria("c.yaml", []byte("gates:\n  - name: r5\n    metric: R@5\n    regression_max: 0.01\n    significant: true\n"))
+	run := sum(0.85, 0.7, "g")
+	run.Baseline = &summary.Baseline{Measures: sum(0.87, 0.7, "g").Measures}
+	noisy, clear := 0.31, 0.002
+	run.Comparison = &summary.Comparison{Permutations: 1000, Measures: []summary.MeasureComparison{{Name: "R@5", PValue: &noisy}}}
+	v, _ := Evaluate(c, run, Options{})
+	if want := "r5 dropped 2.0 points, but the drop is not significant (p = 0.310 ≥ 0.05)"; v.Gates[0].Reasons[0] != want {
+		t.Errorf("not significant: %q\nwant %q", v.Gates[0].Reasons[0], want)
+	}
+	run.Comparison.Measures[0].PValue = &clear
+	v, _ = Evaluate(c, run, Options{})
+	if want := "r5 dropped from 87.0% to 85.0% (−2.0 points, more than the 1.0 points allowed); the drop is significant (p = 0.002 < 0.05)"; v.Gates[0].Reasons[0] != want {
+		t.Errorf("significant: %q\nwant %q", v.Gates[0].Reasons[0], want)
+	}
+}
+
+// One query is "1 query", in the comment and the report.
+func TestOneQuery(t *testing.T) {
+	c, _ := ParseCriteria("c.yaml", []byte("gates:\n  - name: legal\n    metric: R@5\n    tag: category=legal\n    min_queries: 30\n    threshold: 0.5\n"))
+	run := sum(0.874, 0.70, "g")
+	run.Counts.ScoredQueries, run.Groups[0].Queries = 1, 1
+	v, err := Evaluate(c, run, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Gate = v
+	var cb, hb bytes.Buffer
+	_ = WriteComment(&cb, Report{Summary: run})
+	_ = WriteHTML(&hb, Report{Summary: run})
+	for what, out := range map[string]string{"comment": cb.String(), "html": hb.String()} {
+		if !strings.Contains(out, "1 query scored") || strings.Contains(out, "1 queries") {
+			t.Errorf("%s says \"1 queries\":\n%s", what, out)
+		}
 	}
 }
 
@@ -326,7 +511,8 @@ func TestTrendsAndAlerts(t *testing.T) {
 	if err := WriteTrends(&b, trends); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"below the floor of 85.0%", "down 3 runs in a row", "5 runs", "−6.0 points"} {
+	// Four drops in a row: the alert says four, whatever --down-nights.
+	for _, want := range []string{"below the floor of 85.0%", "down 4 runs in a row (−6.0 points in total)", "5 runs"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("trends lack %q:\n%s", want, b.String())
 		}
@@ -340,6 +526,49 @@ func TestTrendsAndAlerts(t *testing.T) {
 	back, err := Load(t.Context(), dir)
 	if err != nil || len(back) != 5 || back[4].Measures[0].Value != 0.84 {
 		t.Fatalf("history round trip: %d entries, %v", len(back), err)
+	}
+}
+
+// The down-trend alert reports the streak the history has, not the
+// --down-nights that set it off.
+func TestDownStreakLength(t *testing.T) {
+	var hist []*summary.Summary
+	for _, r5 := range []float64{0.80, 0.90, 0.88, 0.87, 0.85} { // up, then down 3 runs in a row
+		hist = append(hist, sum(r5, 0.70, "g"))
+	}
+	alerts := func(down int) string {
+		for _, tr := range Trends(hist, nil, down) {
+			if tr.Measure == "R@5" {
+				return strings.Join(tr.Alerts, "; ")
+			}
+		}
+		return ""
+	}
+	for down, want := range map[int]string{
+		1: "down 3 runs in a row (−5.0 points in total)",
+		2: "down 3 runs in a row (−5.0 points in total)",
+		3: "down 3 runs in a row (−5.0 points in total)",
+		4: "",
+		0: "",
+	} {
+		if got := alerts(down); got != want {
+			t.Errorf("--down-nights %d: alerts %q, want %q", down, got, want)
+		}
+	}
+	hist = hist[:3] // 0.80, 0.90, 0.88: down once
+	if got, want := alerts(1), "down since the previous run (−2.0 points)"; got != want {
+		t.Errorf("one drop: %q, want %q", got, want)
+	}
+}
+
+// A history of one run says "1 run".
+func TestOneRun(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteTrends(&b, Trends([]*summary.Summary{sum(0.9, 0.7, "g")}, nil, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(b.String(), "1 run\n") {
+		t.Fatalf("trends:\n%s", b.String())
 	}
 }
 

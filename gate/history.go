@@ -124,7 +124,7 @@ type Trend struct {
 // Trends computes the trend of every mean measure of the latest summary;
 // alerts fire when the latest value is below a gate's floor (overall gates
 // of c, which may be nil) or when the measure went down downNights runs in
-// a row.
+// a row (or more: the alert states the whole streak).
 func Trends(history []*summary.Summary, c *Criteria, downNights int) []Trend {
 	if len(history) == 0 {
 		return nil
@@ -167,17 +167,18 @@ func Trends(history []*summary.Summary, c *Criteria, downNights int) []Trend {
 				}
 			}
 		}
-		if downNights > 0 && len(present) > downNights {
-			tail := present[len(present)-downNights-1:]
-			down := true
-			for i := 1; i < len(tail); i++ {
-				if tail[i] >= tail[i-1] {
-					down = false
-					break
-				}
-			}
-			if down {
-				t.Alerts = append(t.Alerts, fmt.Sprintf("down %d runs in a row (%s in total)", downNights, points(tail[len(tail)-1]-tail[0])))
+		// The streak is the whole run of drops up to the latest value,
+		// which may be longer than the downNights that raise the alert.
+		streak := 0
+		for i := len(present) - 1; i > 0 && present[i] < present[i-1]; i-- {
+			streak++
+		}
+		if downNights > 0 && streak >= downNights {
+			total := points(t.Current - present[len(present)-1-streak])
+			if streak == 1 {
+				t.Alerts = append(t.Alerts, fmt.Sprintf("down since the previous run (%s)", total))
+			} else {
+				t.Alerts = append(t.Alerts, fmt.Sprintf("down %d runs in a row (%s in total)", streak, total))
 			}
 		}
 		out = append(out, t)
@@ -193,7 +194,7 @@ func WriteTrends(w io.Writer, trends []Trend) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	fmt.Fprintf(&b, "%d runs\n\n", trends[0].Runs)
+	fmt.Fprintf(&b, "%d %s\n\n", trends[0].Runs, plural(trends[0].Runs, "run", "runs"))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "measure\tcurrent\tmean\tmin\tmax\tsince first\tsince last\talert")
 	for _, t := range trends {

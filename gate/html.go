@@ -64,8 +64,8 @@ func WriteHTML(w io.Writer, r Report) error {
 	}
 	fmt.Fprintf(&b, htmlHead, html.EscapeString(title))
 	fmt.Fprintf(&b, "<h1>%s</h1>\n", html.EscapeString(title))
-	fmt.Fprintf(&b, "<p class=\"notes\">%d queries scored. Gold set <code>%s</code>, run <code>%s</code>%s.</p>\n",
-		s.Counts.ScoredQueries, html.EscapeString(s.Inputs.Gold.Path), html.EscapeString(s.Inputs.Run.Path), baselineNote(base))
+	fmt.Fprintf(&b, "<p class=\"notes\">%s scored. Gold set <code>%s</code>, run <code>%s</code>%s.</p>\n",
+		queries(s.Counts.ScoredQueries), html.EscapeString(s.Inputs.Gold.Path), html.EscapeString(s.Inputs.Run.Path), baselineNote(base))
 	if g := s.Gate; g != nil {
 		fmt.Fprintf(&b, "<p class=\"verdict %s\" id=\"verdict\">%s</p>\n", g.Verdict, html.EscapeString(plainHeadline(g.Headline)))
 		writeGateTable(&b, g)
@@ -124,7 +124,7 @@ func baselineNote(base *baselineSource) string {
 }
 
 func writeGateTable(b *strings.Builder, g *summary.Gate) {
-	b.WriteString("<h2>Gates</h2>\n<table id=\"gates\"><tr><th>gate</th><th>measure</th><th>value</th><th>baseline</th><th>change</th><th>95% CI</th><th>p</th><th>limit</th><th>severity</th><th>result</th></tr>\n")
+	b.WriteString("<h2>Gates</h2>\n<table id=\"gates\"><tr><th>gate</th><th>measure</th><th>value</th><th>baseline</th><th>change</th><th>95% CI</th><th>p</th><th>limit</th><th>if it fails</th><th>result</th></tr>\n")
 	for _, r := range g.Gates {
 		p := "–"
 		if r.PValue != nil {
@@ -132,7 +132,7 @@ func writeGateTable(b *strings.Builder, g *summary.Gate) {
 		}
 		fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td>%s</td><td>%s</td><td class=\"status-%s\">%s</td></tr>\n",
 			html.EscapeString(r.Name), html.EscapeString(r.Measure+tagSuffix(r.Tag)), optPct(r.Value), optPct(r.Baseline), optPoints(r.Delta),
-			ciText(r), p, html.EscapeString(thresholdText(r)), r.Severity, r.Status, statusWord(r))
+			ciText(r), p, html.EscapeString(thresholdText(r)), html.EscapeString(ifFails(r)), r.Status, statusWord(r))
 	}
 	b.WriteString("</table>\n")
 	for _, r := range g.Gates {
@@ -158,9 +158,7 @@ func writeMeasureTable(b *strings.Builder, s *summary.Summary, base *baselineSou
 			}
 			ci, p := "–", "–"
 			if mc := s.Comparison.Measure(m.Name); mc != nil {
-				if mc.CILow != nil && mc.CIHigh != nil {
-					ci = fmt.Sprintf("[%s, %s]", points(*mc.CILow), points(*mc.CIHigh))
-				}
+				ci = ciRange(mc.CILow, mc.CIHigh)
 				if mc.PValue != nil {
 					p = pfmt(*mc.PValue)
 				}

@@ -70,6 +70,38 @@ func TestHTMLIsSelfContained(t *testing.T) {
 	}
 }
 
+// Every output writes a change in one unit ("points", not also "pts")
+// and a negative number with one sign (−, never also -).
+func TestOneUnitOneMinusSign(t *testing.T) {
+	s, hist := richSummary(t)
+	var tb, cb, jb, hb, trb bytes.Buffer
+	_ = WriteTable(&tb, s.Gate)
+	_ = WriteComment(&cb, Report{Summary: s})
+	_ = WriteJUnit(&jb, s.Gate)
+	_ = WriteHTML(&hb, Report{Summary: s, History: hist, Criteria: seed(t)})
+	_ = WriteTrends(&trb, Trends(hist, seed(t), 3))
+	// The charts' coordinates and the style sheet are no text to read.
+	page := regexp.MustCompile(`(?s)<svg .*?</svg>|<style>.*?</style>`).ReplaceAllString(hb.String(), "")
+	hyphenMinus := regexp.MustCompile(`(^|[^\w.])-\d`)
+	for what, out := range map[string]string{"table": tb.String(), "comment": cb.String(), "junit": jb.String(), "html": page, "trends": trb.String()} {
+		if strings.Contains(out, "pts") {
+			t.Errorf("%s writes both \"points\" and \"pts\":\n%s", what, out)
+		}
+		if m := hyphenMinus.FindString(out); m != "" {
+			t.Errorf("%s writes a negative number with a hyphen (%q):\n%s", what, m, out)
+		}
+		if !strings.Contains(out, "−") {
+			t.Errorf("%s has no negative change to check:\n%s", what, out)
+		}
+	}
+	if !strings.Contains(tb.String(), "−5.8 points  [−7.1, −4.6] points") {
+		t.Errorf("table change and interval:\n%s", tb.String())
+	}
+	if !strings.Contains(page, "[−7.1, −4.6] points") {
+		t.Errorf("html interval:\n%s", page)
+	}
+}
+
 func findChromium() string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
 		if p, err := exec.LookPath(name); err == nil {

@@ -24,14 +24,18 @@ func optPoints(x *float64) string {
 	if x == nil {
 		return "–"
 	}
-	return strings.TrimSuffix(points(*x), " points") + " pts"
+	return points(*x)
 }
 
-func ciText(r summary.GateResult) string {
-	if r.CILow == nil || r.CIHigh == nil {
+func ciText(r summary.GateResult) string { return ciRange(r.CILow, r.CIHigh) }
+
+// ciRange formats a confidence interval of a difference: "[−7.1, −4.6]
+// points", or "–" when there is none.
+func ciRange(lo, hi *float64) string {
+	if lo == nil || hi == nil {
 		return "–"
 	}
-	return fmt.Sprintf("[%s, %s]", strings.TrimSuffix(points(*r.CILow), " points"), strings.TrimSuffix(points(*r.CIHigh), " points"))
+	return fmt.Sprintf("[%s, %s] points", signed(*lo), signed(*hi))
 }
 
 func thresholdText(r summary.GateResult) string {
@@ -43,6 +47,31 @@ func thresholdText(r summary.GateResult) string {
 		parts = append(parts, "drop ≤ "+pointsAbs(*r.RegressionMax))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// ifFails says what a gate's failure does, for readers to whom "error"
+// next to a result reads as "passed with an error".
+func ifFails(r summary.GateResult) string {
+	switch Severity(r.Severity) {
+	case SeverityError:
+		return "blocks merge"
+	case SeverityWarning:
+		return "warning only"
+	}
+	return r.Severity
+}
+
+// statusIcon marks a gate's result in Markdown.
+func statusIcon(r summary.GateResult) string {
+	switch r.Status {
+	case StatusPass:
+		return "✅"
+	case StatusFail:
+		return "❌"
+	case StatusWarn:
+		return "⚠️"
+	}
+	return "➖"
 }
 
 func statusWord(r summary.GateResult) string {
@@ -61,10 +90,10 @@ func statusWord(r summary.GateResult) string {
 func WriteTable(w io.Writer, g *summary.Gate) error {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "gate\tmeasure\tvalue\tbaseline\tΔ\t95% CI\tlimit\tseverity\tresult")
+	fmt.Fprintln(tw, "gate\tmeasure\tvalue\tbaseline\tΔ\t95% CI\tlimit\tif it fails\tresult")
 	for _, r := range g.Gates {
 		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Measure, tagSuffix(r.Tag), optPct(r.Value), optPct(r.Baseline),
-			optPoints(r.Delta), ciText(r), thresholdText(r), r.Severity, statusWord(r))
+			optPoints(r.Delta), ciText(r), thresholdText(r), ifFails(r), statusWord(r))
 	}
 	tw.Flush()
 	for _, r := range g.Gates {
@@ -129,19 +158,15 @@ func WriteComment(w io.Writer, r Report) error {
 	base := reportBaseline(s, r.Baseline)
 	var b strings.Builder
 	fmt.Fprintf(&b, "### evalgate: %s\n\n%s\n\n", strings.ToUpper(g.Verdict), g.Headline)
-	b.WriteString("| gate | value | baseline | change | 95% CI | limit | |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("| gate | value | baseline | change | 95% CI | limit | if it fails | result |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range g.Gates {
-		icon := map[string]string{StatusPass: "✅", StatusFail: "❌", StatusWarn: "⚠️"}[r.Status]
-		if icon == "" {
-			icon = "➖"
-		}
-		fmt.Fprintf(&b, "| %s `%s`%s | %s | %s | %s | %s | %s | %s %s |\n", mdEscape(Humanize(r.Name)), r.Measure, mdEscape(tagSuffix(r.Tag)),
-			optPct(r.Value), optPct(r.Baseline), optPoints(r.Delta), ciText(r), thresholdText(r), icon, r.Severity)
+		fmt.Fprintf(&b, "| %s `%s`%s | %s | %s | %s | %s | %s | %s | %s %s |\n", mdEscape(Humanize(r.Name)), r.Measure, mdEscape(tagSuffix(r.Tag)),
+			optPct(r.Value), optPct(r.Baseline), optPoints(r.Delta), ciText(r), thresholdText(r), ifFails(r), statusIcon(r), statusWord(r))
 	}
 	var reasons []string
 	for _, r := range g.Gates {
 		for _, why := range r.Reasons {
-			reasons = append(reasons, fmt.Sprintf("- **%s** (%s): %s", mdEscape(r.Name), r.Severity, mdEscape(why)))
+			reasons = append(reasons, fmt.Sprintf("- %s **%s**: %s", statusIcon(r), mdEscape(r.Name), mdEscape(why)))
 		}
 	}
 	if len(reasons) > 0 {
@@ -172,7 +197,7 @@ func WriteComment(w io.Writer, r Report) error {
 	for _, n := range g.Notes {
 		fmt.Fprintf(&b, "\n> %s\n", mdEscape(n))
 	}
-	fmt.Fprintf(&b, "\n<sub>%d queries scored; gold set %s; run %s.</sub>\n", s.Counts.ScoredQueries, mdEscape(s.Inputs.Gold.Path), mdEscape(s.Inputs.Run.Path))
+	fmt.Fprintf(&b, "\n<sub>%s scored; gold set %s; run %s.</sub>\n", queries(s.Counts.ScoredQueries), mdEscape(s.Inputs.Gold.Path), mdEscape(s.Inputs.Run.Path))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -247,8 +272,12 @@ func WriteJUnit(w io.Writer, g *summary.Gate) error {
 	suite := junitSuite{Name: "evalgate gates"}
 	for _, r := range g.Gates {
 		c := junitCase{Name: r.Name, ClassName: "evalgate." + strings.ReplaceAll(r.Measure, ".", "_")}
-		detail := fmt.Sprintf("%s%s = %s (baseline %s, change %s, 95%% CI %s); limit %s; regression %s",
-			r.Measure, tagSuffix(r.Tag), optPct(r.Value), optPct(r.Baseline), optPoints(r.Delta), ciText(r), thresholdText(r), r.Regression)
+		detail := fmt.Sprintf("%s%s = %s (baseline %s, change %s, 95%% CI %s); limit %s; if it fails: %s",
+			r.Measure, tagSuffix(r.Tag), optPct(r.Value), optPct(r.Baseline), optPoints(r.Delta), ciText(r), thresholdText(r), ifFails(r))
+		if r.RegressionMax != nil {
+			// Without a regression limit there is nothing to check.
+			detail += "; regression " + r.Regression
+		}
 		switch r.Status {
 		case StatusFail:
 			c.Failure = &junitFailure{Message: strings.Join(r.Reasons, "; "), Type: "gate-" + r.Severity, Text: detail}
@@ -257,7 +286,7 @@ func WriteJUnit(w io.Writer, g *summary.Gate) error {
 			c.Skipped = &junitSkipped{Message: strings.Join(r.Reasons, "; ")}
 			suite.Skipped++
 		case StatusWarn:
-			c.SystemOut = "WARNING: " + strings.Join(r.Reasons, "; ") + "\n" + detail
+			c.SystemOut = "WARNING (does not block the merge): " + strings.Join(r.Reasons, "; ") + "\n" + detail
 		default:
 			c.SystemOut = detail
 		}

@@ -182,7 +182,7 @@ func TestCompareAndHistory(t *testing.T) {
 		}
 	}
 	code, out, _ = evalgate(t, "history", "--history", hist, "--criteria", criteria, "--down-nights", "1", "--fail-on-alert")
-	if code != 1 || !strings.Contains(out, "2 runs") || !strings.Contains(out, "below the floor of 85.0%") || !strings.Contains(out, "down 1 runs in a row") {
+	if code != 1 || !strings.Contains(out, "2 runs") || !strings.Contains(out, "below the floor of 85.0%") || !strings.Contains(out, "down since the previous run (−17.0 points)") {
 		t.Fatalf("history: exit %d\n%s", code, out)
 	}
 }
