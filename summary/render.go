@@ -13,12 +13,16 @@ import (
 func (s *Summary) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	c := s.Counts
-	fmt.Fprintf(&b, "evalgate: %d queries scored (gold set %d, run %d)\n\n", c.ScoredQueries, c.GoldQueries, c.RunQueries)
+	queries := "queries"
+	if c.ScoredQueries == 1 {
+		queries = "query"
+	}
+	fmt.Fprintf(&b, "evalgate: %d %s scored (gold set %d, run %d)\n\n", c.ScoredQueries, queries, c.GoldQueries, c.RunQueries)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	if s.Baseline == nil {
 		fmt.Fprintf(tw, "measure\tvalue\tn\n")
 		for _, m := range s.Measures {
-			fmt.Fprintf(tw, "%s\t%s\t%d\n", m.Name, formatValue(m), c.ScoredQueries)
+			fmt.Fprintf(tw, "%s\t%s\t%d\n", m.Name, FormatValue(m), c.ScoredQueries)
 		}
 	} else {
 		fmt.Fprintf(tw, "measure\tvalue\tbaseline\tdelta\t95%% CI\tp\tn\n")
@@ -27,7 +31,7 @@ func (s *Summary) WriteTable(w io.Writer) error {
 			ci, p := "", ""
 			if mc := s.Comparison.Measure(m.Name); mc != nil {
 				if mc.CILow != nil && mc.CIHigh != nil {
-					ci = fmt.Sprintf("[%+.4f, %+.4f]", *mc.CILow, *mc.CIHigh)
+					ci = "[" + Signed(*mc.CILow) + ", " + Signed(*mc.CIHigh) + "]"
 				}
 				if mc.PValue != nil {
 					p = fmt.Sprintf("%.3f", *mc.PValue)
@@ -35,9 +39,9 @@ func (s *Summary) WriteTable(w io.Writer) error {
 			}
 			delta := ""
 			if m.Kind == "mean" {
-				delta = fmt.Sprintf("%+.4f", m.Value-bm.Value)
+				delta = Signed(m.Value - bm.Value)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", m.Name, formatValue(m), formatValue(bm), delta, ci, p, c.ScoredQueries)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", m.Name, FormatValue(m), FormatValue(bm), delta, ci, p, c.ScoredQueries)
 		}
 	}
 	tw.Flush()
@@ -52,7 +56,7 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		for _, g := range s.Groups {
 			fmt.Fprintf(tw, "%s=%s\t%d", g.Tag, g.Value, g.Queries)
 			for _, m := range g.Measures {
-				fmt.Fprintf(tw, "\t%s", formatValue(m))
+				fmt.Fprintf(tw, "\t%s", FormatValue(m))
 			}
 			fmt.Fprintln(tw)
 		}
@@ -71,11 +75,19 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	return nil
 }
 
-func formatValue(m Measure) string {
+// FormatValue prints a mean with four decimals and a whole sum (NumQ,
+// NumRel...) as an integer.
+func FormatValue(m Measure) string {
 	if m.Kind == "sum" && m.Value == math.Trunc(m.Value) && math.Abs(m.Value) < 1e15 {
 		return fmt.Sprintf("%d", int64(m.Value))
 	}
 	return fmt.Sprintf("%.4f", m.Value)
+}
+
+// Signed prints a difference with four decimals and its sign, the minus as
+// U+2212 like the gate's reports.
+func Signed(x float64) string {
+	return strings.Replace(fmt.Sprintf("%+.4f", x), "-", "−", 1)
 }
 
 // WriteTREC writes trec_eval-style lines: measure name, "all", value —
@@ -84,7 +96,7 @@ func formatValue(m Measure) string {
 func (s *Summary) WriteTREC(w io.Writer) error {
 	var b strings.Builder
 	for _, m := range s.Measures {
-		fmt.Fprintf(&b, "%-22s\tall\t%s\n", m.TRECName, formatValue(m))
+		fmt.Fprintf(&b, "%-22s\tall\t%s\n", m.TRECName, FormatValue(m))
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("write trec output: %w", err)

@@ -166,46 +166,33 @@ func writeComparison(c *cli.Context, runs []string, results []*summary.Summary) 
 	for i, m := range results[0].Baseline.Measures {
 		fmt.Fprint(tw, m.Name)
 		if shared {
-			fmt.Fprintf(tw, "\t%s", formatValue(m))
+			fmt.Fprintf(tw, "\t%s", summary.FormatValue(m))
 		}
 		for _, s := range results {
 			ref, v := s.Baseline.Measures[i], s.Measures[i]
 			ci, p := "–", "–"
 			if mc := s.Comparison.Measure(m.Name); mc != nil {
 				if mc.CILow != nil && mc.CIHigh != nil {
-					ci = fmt.Sprintf("[%s, %s]", signed(*mc.CILow), signed(*mc.CIHigh))
+					ci = fmt.Sprintf("[%s, %s]", summary.Signed(*mc.CILow), summary.Signed(*mc.CIHigh))
 				}
 				if mc.PValue != nil {
 					p = fmt.Sprintf("%.3f", *mc.PValue)
 				}
 			}
 			if !shared {
-				fmt.Fprintf(tw, "\t%s", formatValue(ref))
+				fmt.Fprintf(tw, "\t%s", summary.FormatValue(ref))
 			}
-			delta := signed(v.Value - ref.Value)
+			delta := summary.Signed(v.Value - ref.Value)
 			if v.Kind != "mean" {
 				delta = fmt.Sprintf("%+.0f", v.Value-ref.Value)
 			}
-			fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s", formatValue(v), strings.Replace(delta, "-", "−", 1), ci, p)
+			fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s", summary.FormatValue(v), strings.Replace(delta, "-", "−", 1), ci, p)
 		}
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 	_, err := fmt.Fprint(c.App.Writer, b.String())
 	return err
-}
-
-// formatValue prints a mean with four decimals and a count as an integer.
-func formatValue(m summary.Measure) string {
-	if m.Kind != "mean" {
-		return fmt.Sprintf("%.0f", m.Value)
-	}
-	return fmt.Sprintf("%.4f", m.Value)
-}
-
-// signed prints a difference with its sign, the minus as U+2212.
-func signed(x float64) string {
-	return strings.Replace(fmt.Sprintf("%+.4f", x), "-", "−", 1)
 }
 
 // plural prints n and the noun in the number n asks for.
