@@ -33,7 +33,8 @@
 //
 // Open detects the format of a file (by extension and content) and returns a
 // Reader of Batches. Text formats are parsed in parallel blocks, delivered
-// in file order. Every problem with the input is an *InputError naming the
+// in file order; a UTF-8 byte-order mark at the start of a text file is
+// skipped (anywhere else it is an ordinary character). Every problem with the input is an *InputError naming the
 // file, the line (or row) and the cause; readers collect them into an
 // ErrorList and report all of them at the end (the first few in full).
 // Readers never panic on malformed input: each parser has a fuzz target.

@@ -92,8 +92,11 @@ func firstDataLine(path string) ([]byte, error) {
 	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), MaxLineBytes)
-	for sc.Scan() {
+	for first := true; sc.Scan(); first = false {
 		l := bytes.TrimRight(sc.Bytes(), "\r")
+		if first {
+			l = trimBOM(l) // at the start of the file, not data
+		}
 		if len(l) == 0 || l[0] == '#' || isBlank(l) {
 			continue
 		}
