@@ -14,7 +14,11 @@
 // (? marks nullable columns.) Arrow IPC and Parquet files in either form are
 // read directly; readers accept any integer type for grades and ranks, any
 // float type for scores, and utf8 or large_utf8 for ids. A run in list form
-// without scores is ranked by list position.
+// without scores is ranked by list position. Open refuses an Arrow or
+// Parquet file whose schema says it holds the other role (grade columns
+// opened as a run, score or rank columns opened as the gold set; the
+// evalgate.form metadata decides when the columns do not), as the text
+// parsers refuse lines of the other role.
 //
 // # Shard batch
 //
