@@ -23,6 +23,8 @@ var (
 	jsonFoldedTags   = []string{"category", "difficulty", "tier"}
 	jsonDocIDKeys    = []string{"id", "doc_id", "docid", "_id"}
 	jsonGradeKeys    = []string{"grade", "relevance", "rel", "score", "label"}
+	// jsonGoldKeys are the keys that mark a gold line.
+	jsonGoldKeys = slices.Concat(jsonBinaryKeys, jsonGradedKeys)
 )
 
 // jsonObject is one parsed line: raw values by key, plus the keys in order.
@@ -356,8 +358,12 @@ func parseJSONLGoldBlock(file string, data []byte) blockResult {
 				continue
 			}
 		default:
-			errs.add(sc.line, 0, "", fmt.Errorf("%w: want relevant documents (%s, or graded: %s)", ErrMissingField,
-				strings.Join(jsonBinaryKeys, ", "), strings.Join(jsonGradedKeys, ", ")))
+			hint := ""
+			if k, run := o.first(jsonRetrieveKeys); run != nil {
+				hint = fmt.Sprintf("; this looks like a run line (%s): pass the file as the run", k)
+			}
+			errs.add(sc.line, 0, "", fmt.Errorf("%w: want relevant documents (%s, or graded: %s)%s", ErrMissingField,
+				strings.Join(jsonBinaryKeys, ", "), strings.Join(jsonGradedKeys, ", "), hint))
 			continue
 		}
 		tk, tv, err := jsonTags(o)
@@ -425,7 +431,11 @@ func parseJSONLRunBlock(file string, data []byte) blockResult {
 		}
 		retKey, ret := o.first(jsonRetrieveKeys)
 		if ret == nil {
-			errs.add(sc.line, 0, "", fmt.Errorf("%w: want retrieved documents (%s)", ErrMissingField, strings.Join(jsonRetrieveKeys, ", ")))
+			hint := ""
+			if k, gold := o.first(jsonGoldKeys); gold != nil {
+				hint = fmt.Sprintf("; this looks like a gold line (%s): pass the file as the gold set", k)
+			}
+			errs.add(sc.line, 0, "", fmt.Errorf("%w: want retrieved documents (%s)%s", ErrMissingField, strings.Join(jsonRetrieveKeys, ", "), hint))
 			continue
 		}
 		entries, err := jsonDocList(ret, []string{"score"})

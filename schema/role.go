@@ -45,7 +45,7 @@ func DetectRole(path string, format Format) (Role, error) {
 		if err := json.Unmarshal(line, &o); err != nil {
 			return 0, &InputError{File: path, Err: fmt.Errorf("first object: invalid JSON: %v", err)}
 		}
-		k1, gold := jsonObject(o).first(append(append([]string{}, jsonBinaryKeys...), jsonGradedKeys...))
+		k1, gold := jsonObject(o).first(jsonGoldKeys)
 		k2, run := jsonObject(o).first(jsonRetrieveKeys)
 		switch {
 		case gold != nil && run != nil:

@@ -134,7 +134,10 @@ func TestJSONLGoldErrors(t *testing.T) {
 		{"object query id", `{"id": {"a": 1}, "relevant_ids": ["d1"]}` + "\n", []wantErr{{Line: 1, Field: "id", Is: ErrTypeMismatch}}},
 		{"query not a string", `{"query_id": "q1", "query": 5, "relevant_ids": ["d1"]}` + "\n", []wantErr{{Line: 1, Field: "query", Is: ErrTypeMismatch}}},
 		{"no relevant docs", `{"query_id": "q1", "query": "what"}` + "\n", []wantErr{{Line: 1, Is: ErrMissingField, Has: "want relevant documents"}}},
-		{"run line as gold", `{"query_id": "q1", "retrieved_ids": ["d1"]}` + "\n", []wantErr{{Line: 1, Is: ErrMissingField}}},
+		{"run line as gold", `{"query_id": "q1", "retrieved_ids": ["d1"]}` + "\n", []wantErr{
+			{Line: 1, Is: ErrMissingField, Has: "this looks like a run line (retrieved_ids): pass the file as the run"}}},
+		{"scored run line as gold", `{"qid": "q1", "retrievedDocs": [{"id": "d1", "score": 1}]}` + "\n", []wantErr{
+			{Line: 1, Is: ErrMissingField, Has: "this looks like a run line (retrievedDocs)"}}},
 		{"binary and graded", `{"query_id": "q1", "relevant_ids": ["d1"], "relevance_map": {"d1": 1}}` + "\n", []wantErr{
 			{Line: 1, Is: ErrDuplicate, Has: "both relevant_ids and relevance_map"}}},
 		{"relevant ids not a list", `{"query_id": "q1", "relevant_ids": "d1"}` + "\n", []wantErr{{Line: 1, Field: "relevant_ids", Is: ErrTypeMismatch}}},
@@ -181,7 +184,10 @@ func TestJSONLRunErrors(t *testing.T) {
 		{"missing query id", `{"retrieved_ids": ["d1"]}` + "\n", []wantErr{{Line: 1, Is: ErrMissingField, Has: "query id"}}},
 		{"empty query id", `{"qid": "", "retrieved_ids": ["d1"]}` + "\n", []wantErr{{Line: 1, Field: "qid", Is: ErrEmptyID}}},
 		{"missing retrieved", `{"query_id": "q1"}` + "\n", []wantErr{{Line: 1, Is: ErrMissingField, Has: "want retrieved documents"}}},
-		{"gold line as run", `{"query_id": "q1", "relevant_ids": ["d1"]}` + "\n", []wantErr{{Line: 1, Is: ErrMissingField}}},
+		{"gold line as run", `{"query_id": "q1", "relevant_ids": ["d1"]}` + "\n", []wantErr{
+			{Line: 1, Is: ErrMissingField, Has: "this looks like a gold line (relevant_ids): pass the file as the gold set"}}},
+		{"graded gold line as run", `{"query_id": "q1", "relevance_map": {"d1": 2}}` + "\n", []wantErr{
+			{Line: 1, Is: ErrMissingField, Has: "this looks like a gold line (relevance_map)"}}},
 		{"retrieved not a list", `{"query_id": "q1", "retrieved": {"d1": 1}}` + "\n", []wantErr{{Line: 1, Field: "retrieved", Is: ErrTypeMismatch}}},
 		{"empty doc id", `{"query_id": "q1", "retrieved_ids": ["d1", ""]}` + "\n", []wantErr{{Line: 1, Field: "retrieved_ids", Is: ErrEmptyID}}},
 		{"empty doc id in object", `{"query_id": "q1", "retrievedDocs": [{"id": "", "score": 1}]}` + "\n", []wantErr{{Line: 1, Field: "retrievedDocs", Is: ErrEmptyID}}},
