@@ -13,7 +13,10 @@ import (
 	"github.com/apache/arrow/go/v16/arrow"
 )
 
-// JSONL field names accepted, in order of precedence.
+// JSONL field names accepted. Each list but jsonFoldedTags (tags that may
+// be given at the top level, see jsonTags) and jsonGoldKeys names aliases
+// of one field: a line may give several only with the same value (see
+// jsonObject.one).
 var (
 	jsonQueryIDKeys  = []string{"query_id", "qid", "id"}
 	jsonQueryKeys    = []string{"query", "question"}
@@ -38,6 +41,42 @@ func (o jsonObject) first(keys []string) (string, json.RawMessage) {
 		}
 	}
 	return "", nil
+}
+
+// one is first for keys that are aliases of one field: it also fails when
+// two of them are present (and not null) with different values, since
+// using either would silently drop the other. The same value under two
+// aliases is fine.
+func (o jsonObject) one(keys []string) (string, json.RawMessage, error) {
+	var k1 string
+	var v1 json.RawMessage
+	for _, k := range keys {
+		v, ok := o[k]
+		if !ok || isNull(v) {
+			continue
+		}
+		if v1 == nil {
+			k1, v1 = k, v
+			continue
+		}
+		if !sameJSON(v1, v) {
+			return "", nil, fmt.Errorf("%w: both %s and %s, with different values: give one", ErrDuplicate, k1, k)
+		}
+	}
+	return k1, v1, nil
+}
+
+// sameJSON reports whether two valid JSON values are written the same,
+// ignoring insignificant white space.
+func sameJSON(a, b json.RawMessage) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var ca, cb bytes.Buffer
+	if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
+		return false
+	}
+	return bytes.Equal(ca.Bytes(), cb.Bytes())
 }
 
 func isNull(v json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(v), []byte("null")) }
@@ -82,7 +121,11 @@ func nextQueryObject(sc *lineScanner, errs *blockErrors) (o jsonObject, qid stri
 			errs.add(sc.line, col, "", err)
 			continue
 		}
-		key, rawID := o.first(jsonQueryIDKeys)
+		key, rawID, err := o.one(jsonQueryIDKeys)
+		if err != nil {
+			errs.add(sc.line, 0, "", err)
+			continue
+		}
 		if rawID == nil {
 			errs.add(sc.line, 0, "", fmt.Errorf("%w: want a query id (%s)", ErrMissingField, strings.Join(jsonQueryIDKeys, ", ")))
 			continue
@@ -171,7 +214,10 @@ func jsonDocList(v json.RawMessage, valueKeys []string) ([]docEntry, error) {
 			if err := json.Unmarshal(e, &o); err != nil {
 				return nil, fmt.Errorf("element %d: %w: %v", i, ErrTypeMismatch, err)
 			}
-			key, id := o.first(jsonDocIDKeys)
+			key, id, err := o.one(jsonDocIDKeys)
+			if err != nil {
+				return nil, fmt.Errorf("element %d: %w", i, err)
+			}
 			if id == nil {
 				return nil, fmt.Errorf("element %d: %w: want one of %s", i, ErrMissingField, strings.Join(jsonDocIDKeys, ", "))
 			}
@@ -180,7 +226,9 @@ func jsonDocList(v json.RawMessage, valueKeys []string) ([]docEntry, error) {
 				return nil, fmt.Errorf("element %d: %s: %w", i, key, err)
 			}
 			out[i].id = s
-			out[i].valueKey, out[i].value = o.first(valueKeys)
+			if out[i].valueKey, out[i].value, err = o.one(valueKeys); err != nil {
+				return nil, fmt.Errorf("element %d: doc %q: %w", i, s, err)
+			}
 			continue
 		}
 		s, err := jsonID(e)
@@ -290,15 +338,28 @@ func parseJSONLGoldBlock(file string, data []byte) blockResult {
 		}
 		text := ""
 		hasText := false
-		if k, raw := o.first(jsonQueryKeys); raw != nil {
+		k, raw, err := o.one(jsonQueryKeys)
+		if err != nil {
+			errs.add(sc.line, 0, "", err)
+			continue
+		}
+		if raw != nil {
 			if err := json.Unmarshal(raw, &text); err != nil {
 				errs.add(sc.line, 0, k, fmt.Errorf("%w: want a string", ErrTypeMismatch))
 				continue
 			}
 			hasText = true
 		}
-		binKey, bin := o.first(jsonBinaryKeys)
-		gradKey, graded := o.first(jsonGradedKeys)
+		binKey, bin, err := o.one(jsonBinaryKeys)
+		if err != nil {
+			errs.add(sc.line, 0, "", err)
+			continue
+		}
+		gradKey, graded, err := o.one(jsonGradedKeys)
+		if err != nil {
+			errs.add(sc.line, 0, "", err)
+			continue
+		}
 		var ids []string
 		var gs []int32
 		switch {
@@ -429,7 +490,11 @@ func parseJSONLRunBlock(file string, data []byte) blockResult {
 		if !ok {
 			break
 		}
-		retKey, ret := o.first(jsonRetrieveKeys)
+		retKey, ret, err := o.one(jsonRetrieveKeys)
+		if err != nil {
+			errs.add(sc.line, 0, "", err)
+			continue
+		}
 		if ret == nil {
 			hint := ""
 			if k, gold := o.first(jsonGoldKeys); gold != nil {

@@ -168,6 +168,27 @@ func TestJSONLRunSuccess(t *testing.T) {
 	}
 }
 
+// TestJSONLAliasesAgree checks that aliases of one field may be given
+// together when they agree: same value, up to white space, or null.
+func TestJSONLAliasesAgree(t *testing.T) {
+	gold := `{"query_id": "q1", "qid": "q1", "id": "q1", "query": "x", "question": "x", "relevant_ids": ["d1","d2"], "relevantDocs": [ "d1", "d2" ]}` + "\n" +
+		`{"query_id": "q2", "id": null, "relevance_map": {"d1": 2}, "qrels": {"d1": 2}}` + "\n" +
+		`{"query_id": "q3", "relevantDocs": [{"id": "d1", "doc_id": "d1", "grade": 2, "relevance": 2}]}` + "\n"
+	c := readText(t, "gold.jsonl", gold, RoleGold)
+	equal(t, "gold rows", c.GoldList, []goldListRow{
+		{QID: "q1", Query: "x", HasText: true, Docs: []string{"d1", "d2"}, Grades: []int32{1, 1}, Tags: []string{}, Pos: 1},
+		{QID: "q2", Docs: []string{"d1"}, Grades: []int32{2}, Tags: []string{}, Pos: 2},
+		{QID: "q3", Docs: []string{"d1"}, Grades: []int32{2}, Tags: []string{}, Pos: 3},
+	})
+	run := `{"query_id": "q1", "qid": "q1", "retrieved_ids": ["d1"], "retrieved": ["d1"]}` + "\n" +
+		`{"qid": "q2", "retrievedDocs": [{"id": "d3", "_id": "d3", "score": 1}], "retrieved_ids": null}` + "\n"
+	r := readText(t, "run.jsonl", run, RoleRun)
+	equal(t, "run rows", r.RunList, []runListRow{
+		{QID: "q1", Docs: []string{"d1"}, ScoresNull: true, Pos: 1},
+		{QID: "q2", Docs: []string{"d3"}, Scores: []float64{1}, Pos: 2},
+	})
+}
+
 // TestTextNoData checks files without data lines: they read as no batches
 // and no error.
 func TestTextNoData(t *testing.T) {
