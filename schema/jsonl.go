@@ -241,34 +241,45 @@ func jsonDocList(v json.RawMessage, valueKeys []string) ([]docEntry, error) {
 }
 
 // jsonTags turns a tags object and the folded top-level fields into sorted
-// "name=value" pairs. Array values give one pair per element.
+// "name=value" pairs. Array values give one pair per element. A folded
+// field that is also in the tags object must have the same values there
+// (it then counts once): different values would put the query in groups
+// the file does not agree on.
 func jsonTags(o jsonObject) (keys, values []string, err error) {
-	add := func(name string, v json.RawMessage) error {
+	// tagValues decodes the values of one tag (none for null).
+	tagValues := func(name string, v json.RawMessage) ([]string, error) {
 		if strings.Contains(name, "=") || name == "" {
-			return fmt.Errorf("tag name %q: must be non-empty and contain no '='", name)
+			return nil, fmt.Errorf("tag name %q: must be non-empty and contain no '='", name)
 		}
 		v = bytes.TrimSpace(v)
 		if isNull(v) {
-			return nil
+			return nil, nil
 		}
 		var elems []json.RawMessage
 		if len(v) > 0 && v[0] == '[' {
 			if err := json.Unmarshal(v, &elems); err != nil {
-				return fmt.Errorf("tag %q: %w: %v", name, ErrTypeMismatch, err)
+				return nil, fmt.Errorf("tag %q: %w: %v", name, ErrTypeMismatch, err)
 			}
 		} else {
 			elems = []json.RawMessage{v}
 		}
+		out := make([]string, 0, len(elems))
 		for _, e := range elems {
 			s, err := scalarString(e)
 			if err != nil {
-				return fmt.Errorf("tag %q: %w", name, err)
+				return nil, fmt.Errorf("tag %q: %w", name, err)
 			}
-			keys = append(keys, name)
-			values = append(values, s)
+			out = append(out, s)
 		}
-		return nil
+		return out, nil
 	}
+	add := func(name string, vals []string) {
+		for _, v := range vals {
+			keys = append(keys, name)
+			values = append(values, v)
+		}
+	}
+	var tagged map[string][]string // tags object values of the folded names
 	if raw, ok := o["tags"]; ok && !isNull(raw) {
 		var tags map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &tags); err != nil {
@@ -280,19 +291,58 @@ func jsonTags(o jsonObject) (keys, values []string, err error) {
 		}
 		slices.Sort(names)
 		for _, k := range names {
-			if err := add(k, tags[k]); err != nil {
+			vals, err := tagValues(k, tags[k])
+			if err != nil {
 				return nil, nil, err
+			}
+			add(k, vals)
+			if len(vals) > 0 && slices.Contains(jsonFoldedTags, k) {
+				if tagged == nil {
+					tagged = make(map[string][]string)
+				}
+				tagged[k] = vals
 			}
 		}
 	}
 	for _, k := range jsonFoldedTags {
-		if v, ok := o[k]; ok {
-			if err := add(k, v); err != nil {
-				return nil, nil, err
-			}
+		v, ok := o[k]
+		if !ok {
+			continue
 		}
+		vals, err := tagValues(k, v)
+		if err != nil {
+			return nil, nil, err
+		}
+		if inTags, ok := tagged[k]; ok && len(vals) > 0 {
+			if !sameValues(vals, inTags) {
+				return nil, nil, fmt.Errorf("%w: both %s %s and tags.%s %s, with different values: give one",
+					ErrDuplicate, k, quoteValues(vals), k, quoteValues(inTags))
+			}
+			continue // counted once, from tags
+		}
+		add(k, vals)
 	}
 	return keys, values, nil
+}
+
+// sameValues reports whether a and b hold the same set of values.
+func sameValues(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+// quoteValues renders tag values for an error: "a", or ["a", "b"].
+func quoteValues(vals []string) string {
+	q := make([]string, len(vals))
+	for i, v := range vals {
+		q[i] = strconv.Quote(v)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }
 
 // scalarString renders a string, number or boolean as a tag value.

@@ -156,6 +156,12 @@ func TestJSONLGoldErrors(t *testing.T) {
 			{Line: 1, Field: "relevant_ids", Is: ErrDuplicate, Has: "element 0: duplicate: both id and doc_id"}}},
 		{"grade aliases differ", `{"query_id": "q1", "relevantDocs": [{"id": "d0"}, {"id": "d1", "grade": 2, "score": 0.87}]}` + "\n", []wantErr{
 			{Line: 1, Field: "relevantDocs", Is: ErrDuplicate, Has: `element 1: doc "d1": duplicate: both grade and score`}}},
+		{"category and tags.category differ", `{"query_id": "q1", "relevant_ids": ["d1"], "category": "policy", "tags": {"category": "legal"}}` + "\n", []wantErr{
+			{Line: 1, Field: "tags", Is: ErrDuplicate, Has: `both category "policy" and tags.category "legal", with different values: give one`}}},
+		{"difficulty list and tags.difficulty differ", `{"query_id": "q1", "relevant_ids": ["d1"], "difficulty": ["easy", "hard"], "tags": {"difficulty": "easy"}}` + "\n", []wantErr{
+			{Line: 1, Field: "tags", Is: ErrDuplicate, Has: `both difficulty ["easy", "hard"] and tags.difficulty "easy"`}}},
+		{"tier and tags.tier differ", `{"query_id": "q1", "relevant_ids": ["d1"], "tags": {"tier": 2}, "tier": 1}` + "\n", []wantErr{
+			{Line: 1, Field: "tags", Is: ErrDuplicate, Has: `both tier "1" and tags.tier "2"`}}},
 		{"relevant ids not a list", `{"query_id": "q1", "relevant_ids": "d1"}` + "\n", []wantErr{{Line: 1, Field: "relevant_ids", Is: ErrTypeMismatch}}},
 		{"empty doc id", `{"query_id": "q1", "relevant_ids": ["d1", ""]}` + "\n", []wantErr{{Line: 1, Field: "relevant_ids", Is: ErrEmptyID, Has: "element 1"}}},
 		{"empty doc id in object", `{"query_id": "q1", "relevantDocs": [{"id": ""}]}` + "\n", []wantErr{{Line: 1, Field: "relevantDocs", Is: ErrEmptyID}}},
