@@ -9,7 +9,9 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -24,6 +26,7 @@ import (
 // recordSource yields the records of an Arrow or Parquet file. The record
 // is valid until the next call.
 type recordSource interface {
+	schema() *arrow.Schema       // the file's schema, known before any record
 	next() (arrow.Record, error) // io.EOF at the end
 	close() error
 }
@@ -77,6 +80,10 @@ func openColumnar(_ context.Context, path string, role Role, format Format, opts
 		f.Close()
 		return nil, &InputError{File: path, Err: fmt.Errorf("%w: %s: %v", ErrCorrupt, format, err)}
 	}
+	if err := checkRole(path, src.schema(), role); err != nil {
+		src.close()
+		return nil, err
+	}
 	r := &columnarReader{file: path, role: role, src: src, row: 1}
 	r.errs.Limit = opts.MaxErrors
 	return r, nil
@@ -94,6 +101,66 @@ func protect(fn func() error) (err error) {
 }
 
 func (r *columnarReader) Form() Form { return r.form }
+
+// The value columns that mark a columnar file as a gold set or as a run
+// (those DetectRole looks for).
+var (
+	goldValueColumns = []string{FieldGrade, FieldGrades, "relevance", "rel"}
+	runValueColumns  = []string{FieldScore, FieldScores, FieldRank}
+)
+
+// schemaRole tells from a file's schema whether it holds a gold set or a
+// run: by its value columns when they are of one kind only (grades, or
+// scores and ranks), else by the form named in its evalgate.form metadata.
+// It returns 0 when neither tells: a list of doc_ids alone reads as a gold
+// set with binary relevance or as a run ranked by position, and a file
+// with both grades and scores (a run annotated with judgments) as either.
+// why describes what told.
+func schemaRole(s *arrow.Schema) (role Role, why string) {
+	names := make([]string, 0, s.NumFields())
+	gold, run := false, false
+	for _, f := range s.Fields() {
+		names = append(names, f.Name)
+		gold = gold || slices.Contains(goldValueColumns, f.Name)
+		run = run || slices.Contains(runValueColumns, f.Name)
+	}
+	if len(names) > 8 {
+		names = append(names[:8], "…")
+	}
+	columns := "columns " + strings.Join(names, ", ")
+	switch {
+	case gold && !run:
+		return RoleGold, columns
+	case run && !gold:
+		return RoleRun, columns
+	}
+	md := s.Metadata()
+	if i := md.FindKey(MetaForm); i >= 0 {
+		declared := MetaForm + " " + md.Values()[i] + ", " + columns
+		switch md.Values()[i] {
+		case FormGoldLong.String(), FormGoldList.String():
+			return RoleGold, declared
+		case FormRunLong.String(), FormRunList.String():
+			return RoleRun, declared
+		}
+	}
+	return 0, columns
+}
+
+// checkRole refuses a file opened as one role whose schema says it holds
+// the other, before any row is read as what it is not (a run read as a
+// gold set would count every retrieved document as relevant).
+func checkRole(path string, s *arrow.Schema, role Role) error {
+	holds, why := schemaRole(s)
+	if holds == 0 || holds == role {
+		return nil
+	}
+	what, as := "a run file", "the run"
+	if holds == RoleGold {
+		what, as = "a gold file", "the gold set"
+	}
+	return &InputError{File: path, Err: fmt.Errorf("%w: this is %s (%s): pass the file as %s", ErrWrongFileRole, what, why, as)}
+}
 
 func (r *columnarReader) Next(ctx context.Context) (*Batch, error) {
 	for !r.done {
@@ -696,6 +763,8 @@ func newIPCFileSource(f *os.File, opts Options) (recordSource, error) {
 	return &ipcFileSource{f: f, r: r}, nil
 }
 
+func (s *ipcFileSource) schema() *arrow.Schema { return s.r.Schema() }
+
 func (s *ipcFileSource) next() (arrow.Record, error) {
 	if s.i >= s.r.NumRecords() {
 		return nil, io.EOF
@@ -724,6 +793,8 @@ func newIPCStreamSource(f *os.File, opts Options) (recordSource, error) {
 	return &ipcStreamSource{f: f, r: r}, nil
 }
 
+func (s *ipcStreamSource) schema() *arrow.Schema { return s.r.Schema() }
+
 func (s *ipcStreamSource) next() (arrow.Record, error) {
 	if s.r.Next() {
 		return s.r.Record(), nil
@@ -744,6 +815,7 @@ type parquetSource struct {
 	f  *os.File
 	pf *file.Reader
 	rr pqarrow.RecordReader
+	sc *arrow.Schema
 }
 
 func newParquetSource(f *os.File, opts Options) (recordSource, error) {
@@ -764,12 +836,18 @@ func newParquetSource(f *os.File, opts Options) (recordSource, error) {
 		pf.Close()
 		return nil, err
 	}
+	// The file's schema with its metadata (the record reader's has none).
+	sc, err := fr.Schema()
+	if err != nil {
+		pf.Close()
+		return nil, err
+	}
 	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
 	if err != nil {
 		pf.Close()
 		return nil, err
 	}
-	return &parquetSource{f: f, pf: pf, rr: rr}, nil
+	return &parquetSource{f: f, pf: pf, rr: rr, sc: sc}, nil
 }
 
 // checkParquetArrowSchema checks the framing of the Arrow schema that
@@ -891,6 +969,8 @@ func decodeColumnChunk(cr file.ColumnChunkReader) error {
 	}
 	return cr.Err()
 }
+
+func (s *parquetSource) schema() *arrow.Schema { return s.sc }
 
 func (s *parquetSource) next() (arrow.Record, error) {
 	if s.rr.Next() {

@@ -359,6 +359,7 @@ var (
 	fGrades  = arrow.Field{Name: "grades", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32), Nullable: true}
 	fScores  = arrow.Field{Name: "scores", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64), Nullable: true}
 	fTags    = arrow.Field{Name: "tags", Type: TagsType, Nullable: true}
+	fWeight  = arrow.Field{Name: "weight", Type: arrow.PrimitiveTypes.Float64, Nullable: true} // neither a grade nor a score
 )
 
 func TestColumnarErrors(t *testing.T) {
@@ -400,10 +401,10 @@ func TestColumnarErrors(t *testing.T) {
 			[]wantErr{{Row: 1, Is: ErrMissingColumn, Has: "doc_id or doc_ids (the file has [query_id grade])"}}},
 		{"missing query_id column", RoleRun, []arrow.Field{fDocID, fScore}, []string{`[{"doc_id": "d1", "score": 1}]`},
 			[]wantErr{{Row: 1, Is: ErrMissingColumn, Has: "query_id (the file has [doc_id score])"}}},
-		{"missing grade column", RoleGold, []arrow.Field{fQueryID, fDocID, fScore}, []string{`[{"query_id": "q1", "doc_id": "d1", "score": 1}]`},
-			[]wantErr{{Row: 1, Is: ErrMissingColumn, Has: "grade (the file has [query_id doc_id score])"}}},
-		{"gold file as run", RoleRun, goldLong, []string{`[{"query_id": "q1", "doc_id": "d1", "grade": 1}]`},
-			[]wantErr{{Row: 1, Is: ErrMissingColumn, Has: "score (the file has [query_id doc_id grade])"}}},
+		{"missing grade column", RoleGold, []arrow.Field{fQueryID, fDocID, fWeight}, []string{`[{"query_id": "q1", "doc_id": "d1", "weight": 1}]`},
+			[]wantErr{{Row: 1, Is: ErrMissingColumn, Has: "grade (the file has [query_id doc_id weight])"}}},
+		{"missing score column", RoleRun, []arrow.Field{fQueryID, fDocID, fWeight}, []string{`[{"query_id": "q1", "doc_id": "d1", "weight": 1}]`},
+			[]wantErr{{Row: 1, Is: ErrMissingColumn, Has: "score (the file has [query_id doc_id weight])"}}},
 		{"doc_id int64", RoleGold, []arrow.Field{fQueryID, {Name: "doc_id", Type: arrow.PrimitiveTypes.Int64}, fGrade},
 			[]string{`[{"query_id": "q1", "doc_id": 5, "grade": 1}]`},
 			[]wantErr{{Row: 1, Is: ErrTypeMismatch, Has: "column doc_id: wrong type: want utf8, got int64"}}},
@@ -484,6 +485,92 @@ func TestColumnarErrors(t *testing.T) {
 				checkErrors(t, err, p, tc.want)
 				if c != nil && c.rows() != 0 && tc.want[0].Row == 1 {
 					t.Errorf("%v: %d rows before the error", cf.format, c.rows())
+				}
+				readMem.AssertSize(t, 0)
+			}
+		})
+	}
+}
+
+// TestColumnarWrongRole checks that an Arrow or Parquet file opened as the
+// other role is refused by Open, from its schema alone (even with no rows),
+// naming the file and what it holds; and that files whose schema does not
+// tell are read in either role, as before.
+func TestColumnarWrongRole(t *testing.T) {
+	form := func(f Form) *arrow.Metadata {
+		m := arrow.NewMetadata([]string{MetaForm}, []string{f.String()})
+		return &m
+	}
+	qidRel := arrow.Field{Name: "qid", Type: arrow.BinaryTypes.String}
+	fRel := arrow.Field{Name: "relevance", Type: arrow.PrimitiveTypes.Int64}
+	annotated := []arrow.Field{fQueryID, fDocID, fScore, fGrade}
+	for _, tc := range []struct {
+		name   string
+		role   Role // the role the file is opened as
+		schema *arrow.Schema
+		rows   string // "" for a file without records
+		has    string // "" when the file must read in this role
+	}{
+		{"run list as gold", RoleGold, RunList(), `[{"query_id": "q1", "doc_ids": ["d1", "d2"], "scores": [2, 1]}]`,
+			"this is a run file (columns query_id, doc_ids, scores): pass the file as the run"},
+		{"run list without metadata as gold", RoleGold, arrow.NewSchema([]arrow.Field{fQueryID, fDocIDs, fScores}, nil),
+			`[{"query_id": "q1", "doc_ids": ["d1"], "scores": null}]`, "this is a run file"},
+		{"run long as gold", RoleGold, RunLong(), `[{"query_id": "q1", "doc_id": "d1", "score": 1, "rank": 1}]`,
+			"this is a run file (columns query_id, doc_id, score, rank): pass the file as the run"},
+		{"run long with ranks only as gold", RoleGold, arrow.NewSchema([]arrow.Field{fQueryID, fDocID, fRank}, nil),
+			`[{"query_id": "q1", "doc_id": "d1", "rank": 1}]`, "this is a run file"},
+		{"empty run as gold", RoleGold, RunList(), "", "this is a run file"},
+		{"gold list as run", RoleRun, GoldList(), `[{"query_id": "q1", "query": "x", "doc_ids": ["d1"], "grades": [1], "tags": null}]`,
+			"this is a gold file (columns query_id, query, doc_ids, grades, tags): pass the file as the gold set"},
+		{"gold long as run", RoleRun, GoldLong(), `[{"query_id": "q1", "doc_id": "d1", "grade": 1}]`,
+			"this is a gold file (columns query_id, doc_id, grade): pass the file as the gold set"},
+		{"gold long with relevance as run", RoleRun, arrow.NewSchema([]arrow.Field{qidRel, fDocID, fRel}, nil),
+			`[{"qid": "q1", "doc_id": "d1", "relevance": 2}]`, "this is a gold file (columns qid, doc_id, relevance)"},
+		{"empty gold as run", RoleRun, GoldLong(), "", "this is a gold file"},
+		{"doc list with gold form as run", RoleRun, arrow.NewSchema([]arrow.Field{fQueryID, fDocIDs}, form(FormGoldList)),
+			`[{"query_id": "q1", "doc_ids": ["d1"]}]`, "this is a gold file (evalgate.form gold-list, columns query_id, doc_ids)"},
+		{"doc list with run form as gold", RoleGold, arrow.NewSchema([]arrow.Field{fQueryID, fDocIDs}, form(FormRunList)),
+			`[{"query_id": "q1", "doc_ids": ["d1"]}]`, "this is a run file (evalgate.form run-list, columns query_id, doc_ids)"},
+		{"grades and scores with run form as gold", RoleGold, arrow.NewSchema(annotated, form(FormRunLong)),
+			`[{"query_id": "q1", "doc_id": "d1", "score": 1, "grade": 1}]`, "this is a run file (evalgate.form run-long"},
+
+		// Schemas that do not tell: read in either role.
+		{"doc list as gold", RoleGold, arrow.NewSchema([]arrow.Field{fQueryID, fDocIDs}, nil), `[{"query_id": "q1", "doc_ids": ["d1"]}]`, ""},
+		{"doc list as run", RoleRun, arrow.NewSchema([]arrow.Field{fQueryID, fDocIDs}, nil), `[{"query_id": "q1", "doc_ids": ["d1"]}]`, ""},
+		{"grades and scores as gold", RoleGold, arrow.NewSchema(annotated, nil), `[{"query_id": "q1", "doc_id": "d1", "score": 1, "grade": 1}]`, ""},
+		{"grades and scores as run", RoleRun, arrow.NewSchema(annotated, nil), `[{"query_id": "q1", "doc_id": "d1", "score": 1, "grade": 1}]`, ""},
+		{"doc list with unknown form as run", RoleRun, arrow.NewSchema([]arrow.Field{fQueryID, fDocIDs}, form(FormShardBatch)),
+			`[{"query_id": "q1", "doc_ids": ["d1"]}]`, ""},
+		// And the right role, of course.
+		{"run list as run", RoleRun, RunList(), `[{"query_id": "q1", "doc_ids": ["d1"], "scores": [1]}]`, ""},
+		{"gold list as gold", RoleGold, GoldList(), `[{"query_id": "q1", "query": null, "doc_ids": ["d1"], "grades": [1], "tags": null}]`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			var recs []arrow.Record
+			if tc.rows != "" {
+				recs = recordsFromJSON(t, mem, tc.schema, tc.rows)
+				defer release(recs)
+			}
+			dir := t.TempDir()
+			for _, cf := range columnarFormats {
+				p := writeColumnar(t, dir, "in"+cf.ext, cf.format, tc.schema, recs)
+				readMem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				r, err := Open(t.Context(), p, tc.role, Options{Allocator: readMem})
+				if tc.has == "" {
+					if err != nil {
+						t.Fatalf("%v: %v", cf.format, err)
+					}
+					if _, err := drain(t, r); err != nil {
+						t.Errorf("%v: %v", cf.format, err)
+					}
+				} else {
+					if err == nil {
+						r.Close()
+						t.Fatalf("%v: Open accepted the file as %v", cf.format, tc.role)
+					}
+					checkErrors(t, err, p, []wantErr{{Is: ErrWrongFileRole, Has: tc.has}})
 				}
 				readMem.AssertSize(t, 0)
 			}

@@ -14,7 +14,11 @@
 // (? marks nullable columns.) Arrow IPC and Parquet files in either form are
 // read directly; readers accept any integer type for grades and ranks, any
 // float type for scores, and utf8 or large_utf8 for ids. A run in list form
-// without scores is ranked by list position.
+// without scores is ranked by list position. Open refuses an Arrow or
+// Parquet file whose schema says it holds the other role (grade columns
+// opened as a run, score or rank columns opened as the gold set; the
+// evalgate.form metadata decides when the columns do not), as the text
+// parsers refuse lines of the other role.
 //
 // # Shard batch
 //
@@ -33,7 +37,8 @@
 //
 // Open detects the format of a file (by extension and content) and returns a
 // Reader of Batches. Text formats are parsed in parallel blocks, delivered
-// in file order. Every problem with the input is an *InputError naming the
+// in file order; a UTF-8 byte-order mark at the start of a text file is
+// skipped (anywhere else it is an ordinary character). Every problem with the input is an *InputError naming the
 // file, the line (or row) and the cause; readers collect them into an
 // ErrorList and report all of them at the end (the first few in full).
 // Readers never panic on malformed input: each parser has a fuzz target.

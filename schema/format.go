@@ -135,8 +135,9 @@ func DetectFormat(path string) (Format, error) {
 }
 
 func detectText(head []byte, path string) Format {
-	// Skip blank and comment lines, then look at the first character.
-	sc := bufio.NewScanner(bytes.NewReader(head))
+	// Skip a byte-order mark and blank and comment lines, then look at the
+	// first character.
+	sc := bufio.NewScanner(bytes.NewReader(trimBOM(head)))
 	for sc.Scan() {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 || line[0] == '#' {

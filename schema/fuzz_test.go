@@ -202,6 +202,7 @@ func FuzzQrels(f *testing.F) {
 		"",
 		"\r\n\r\n#\n",
 		strings.Repeat("q 0 d -1\nbad\n", 40),
+		"\xef\xbb\xbf301 0 d1 1\n\xef\xbb\xbf302 0 d2 x\n",
 	)
 	p := filepath.Join(f.TempDir(), "in.qrels") // iterations of a process run one at a time
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -216,6 +217,7 @@ func FuzzTRECRun(f *testing.F) {
 		"#\n\tq\tQ0\td#1\t1\t+7.25\tt\r\n",
 		"q Q0 d 1 0x1p-2 t\nq Q0 d 1 1_000 t\nq Q0 d 1 .5 t\n",
 		strings.Repeat("q Q0 d 1 2 t\nq Q0 d 1 inf t\n", 40),
+		"\xef\xbb\xbf\xef\xbb\xbf q Q0 d 1 2 t\n",
 	)
 	p := filepath.Join(f.TempDir(), "in.run") // iterations of a process run one at a time
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -232,6 +234,7 @@ func FuzzJSONLGold(f *testing.F) {
 		`{"query_id": "q", "relevant_ids": ["d"], "relevance_map": {"d": 1}, "tags": {"a=b": 1}}`+"\n{",
 		`{"query_id": "q", "relevant_ids": ["d"], "tags": {"t": [[1]]}, "tier": 1.5}`,
 		"\xef\xbb\xbf{}\n",
+		"\xef\xbb\xbf"+`{"query_id": "q", "qid": "q", "id": 1, "relevant_ids": ["d"], "relevantDocs": [{"id": "d", "doc_id": "e"}], "category": "a", "tags": {"category": ["a", "b"]}}`+"\n",
 	)
 	p := filepath.Join(f.TempDir(), "in.jsonl") // iterations of a process run one at a time
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -247,6 +250,7 @@ func FuzzJSONLRun(f *testing.F) {
 		`{"query_id": "q", "retrieved_ids": ["a"], "scores": [1e400]}`+"\n"+`{"query_id": "q", "retrieved_ids": [{"id": "a", "score": 1}, {"id": "b"}]}`+"\n",
 		`{"query_id": "q", "retrieved_doc_ids": [{"doc_id": "x"}, {"_id": "y", "score": null}]}`+"\n"+`{"query_id": "q", "retrieved_ids": [""], "scores": null}`,
 		`{"query_id": "q", "retrieved_ids": ["a", "b"], "scores": [1]}`+"\r\n# c\n",
+		"\xef\xbb\xbf"+`{"qid": "q", "id": "q", "retrieved_ids": ["a"], "retrievedDocs": [ "a" ], "retrieved": [{"_id": "b", "id": "b", "score": 1}]}`+"\n",
 	)
 	p := filepath.Join(f.TempDir(), "in.jsonl") // iterations of a process run one at a time
 	f.Fuzz(func(t *testing.T, data []byte) {

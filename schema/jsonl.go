@@ -13,7 +13,10 @@ import (
 	"github.com/apache/arrow/go/v16/arrow"
 )
 
-// JSONL field names accepted, in order of precedence.
+// JSONL field names accepted. Each list but jsonFoldedTags (tags that may
+// be given at the top level, see jsonTags) and jsonGoldKeys names aliases
+// of one field: a line may give several only with the same value (see
+// jsonObject.one).
 var (
 	jsonQueryIDKeys  = []string{"query_id", "qid", "id"}
 	jsonQueryKeys    = []string{"query", "question"}
@@ -23,6 +26,8 @@ var (
 	jsonFoldedTags   = []string{"category", "difficulty", "tier"}
 	jsonDocIDKeys    = []string{"id", "doc_id", "docid", "_id"}
 	jsonGradeKeys    = []string{"grade", "relevance", "rel", "score", "label"}
+	// jsonGoldKeys are the keys that mark a gold line.
+	jsonGoldKeys = slices.Concat(jsonBinaryKeys, jsonGradedKeys)
 )
 
 // jsonObject is one parsed line: raw values by key, plus the keys in order.
@@ -36,6 +41,42 @@ func (o jsonObject) first(keys []string) (string, json.RawMessage) {
 		}
 	}
 	return "", nil
+}
+
+// one is first for keys that are aliases of one field: it also fails when
+// two of them are present (and not null) with different values, since
+// using either would silently drop the other. The same value under two
+// aliases is fine.
+func (o jsonObject) one(keys []string) (string, json.RawMessage, error) {
+	var k1 string
+	var v1 json.RawMessage
+	for _, k := range keys {
+		v, ok := o[k]
+		if !ok || isNull(v) {
+			continue
+		}
+		if v1 == nil {
+			k1, v1 = k, v
+			continue
+		}
+		if !sameJSON(v1, v) {
+			return "", nil, fmt.Errorf("%w: both %s and %s, with different values: give one", ErrDuplicate, k1, k)
+		}
+	}
+	return k1, v1, nil
+}
+
+// sameJSON reports whether two valid JSON values are written the same,
+// ignoring insignificant white space.
+func sameJSON(a, b json.RawMessage) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var ca, cb bytes.Buffer
+	if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
+		return false
+	}
+	return bytes.Equal(ca.Bytes(), cb.Bytes())
 }
 
 func isNull(v json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(v), []byte("null")) }
@@ -80,7 +121,11 @@ func nextQueryObject(sc *lineScanner, errs *blockErrors) (o jsonObject, qid stri
 			errs.add(sc.line, col, "", err)
 			continue
 		}
-		key, rawID := o.first(jsonQueryIDKeys)
+		key, rawID, err := o.one(jsonQueryIDKeys)
+		if err != nil {
+			errs.add(sc.line, 0, "", err)
+			continue
+		}
 		if rawID == nil {
 			errs.add(sc.line, 0, "", fmt.Errorf("%w: want a query id (%s)", ErrMissingField, strings.Join(jsonQueryIDKeys, ", ")))
 			continue
@@ -169,7 +214,10 @@ func jsonDocList(v json.RawMessage, valueKeys []string) ([]docEntry, error) {
 			if err := json.Unmarshal(e, &o); err != nil {
 				return nil, fmt.Errorf("element %d: %w: %v", i, ErrTypeMismatch, err)
 			}
-			key, id := o.first(jsonDocIDKeys)
+			key, id, err := o.one(jsonDocIDKeys)
+			if err != nil {
+				return nil, fmt.Errorf("element %d: %w", i, err)
+			}
 			if id == nil {
 				return nil, fmt.Errorf("element %d: %w: want one of %s", i, ErrMissingField, strings.Join(jsonDocIDKeys, ", "))
 			}
@@ -178,7 +226,9 @@ func jsonDocList(v json.RawMessage, valueKeys []string) ([]docEntry, error) {
 				return nil, fmt.Errorf("element %d: %s: %w", i, key, err)
 			}
 			out[i].id = s
-			out[i].valueKey, out[i].value = o.first(valueKeys)
+			if out[i].valueKey, out[i].value, err = o.one(valueKeys); err != nil {
+				return nil, fmt.Errorf("element %d: doc %q: %w", i, s, err)
+			}
 			continue
 		}
 		s, err := jsonID(e)
@@ -191,34 +241,45 @@ func jsonDocList(v json.RawMessage, valueKeys []string) ([]docEntry, error) {
 }
 
 // jsonTags turns a tags object and the folded top-level fields into sorted
-// "name=value" pairs. Array values give one pair per element.
+// "name=value" pairs. Array values give one pair per element. A folded
+// field that is also in the tags object must have the same values there
+// (it then counts once): different values would put the query in groups
+// the file does not agree on.
 func jsonTags(o jsonObject) (keys, values []string, err error) {
-	add := func(name string, v json.RawMessage) error {
+	// tagValues decodes the values of one tag (none for null).
+	tagValues := func(name string, v json.RawMessage) ([]string, error) {
 		if strings.Contains(name, "=") || name == "" {
-			return fmt.Errorf("tag name %q: must be non-empty and contain no '='", name)
+			return nil, fmt.Errorf("tag name %q: must be non-empty and contain no '='", name)
 		}
 		v = bytes.TrimSpace(v)
 		if isNull(v) {
-			return nil
+			return nil, nil
 		}
 		var elems []json.RawMessage
 		if len(v) > 0 && v[0] == '[' {
 			if err := json.Unmarshal(v, &elems); err != nil {
-				return fmt.Errorf("tag %q: %w: %v", name, ErrTypeMismatch, err)
+				return nil, fmt.Errorf("tag %q: %w: %v", name, ErrTypeMismatch, err)
 			}
 		} else {
 			elems = []json.RawMessage{v}
 		}
+		out := make([]string, 0, len(elems))
 		for _, e := range elems {
 			s, err := scalarString(e)
 			if err != nil {
-				return fmt.Errorf("tag %q: %w", name, err)
+				return nil, fmt.Errorf("tag %q: %w", name, err)
 			}
-			keys = append(keys, name)
-			values = append(values, s)
+			out = append(out, s)
 		}
-		return nil
+		return out, nil
 	}
+	add := func(name string, vals []string) {
+		for _, v := range vals {
+			keys = append(keys, name)
+			values = append(values, v)
+		}
+	}
+	var tagged map[string][]string // tags object values of the folded names
 	if raw, ok := o["tags"]; ok && !isNull(raw) {
 		var tags map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &tags); err != nil {
@@ -230,19 +291,58 @@ func jsonTags(o jsonObject) (keys, values []string, err error) {
 		}
 		slices.Sort(names)
 		for _, k := range names {
-			if err := add(k, tags[k]); err != nil {
+			vals, err := tagValues(k, tags[k])
+			if err != nil {
 				return nil, nil, err
+			}
+			add(k, vals)
+			if len(vals) > 0 && slices.Contains(jsonFoldedTags, k) {
+				if tagged == nil {
+					tagged = make(map[string][]string)
+				}
+				tagged[k] = vals
 			}
 		}
 	}
 	for _, k := range jsonFoldedTags {
-		if v, ok := o[k]; ok {
-			if err := add(k, v); err != nil {
-				return nil, nil, err
-			}
+		v, ok := o[k]
+		if !ok {
+			continue
 		}
+		vals, err := tagValues(k, v)
+		if err != nil {
+			return nil, nil, err
+		}
+		if inTags, ok := tagged[k]; ok && len(vals) > 0 {
+			if !sameValues(vals, inTags) {
+				return nil, nil, fmt.Errorf("%w: both %s %s and tags.%s %s, with different values: give one",
+					ErrDuplicate, k, quoteValues(vals), k, quoteValues(inTags))
+			}
+			continue // counted once, from tags
+		}
+		add(k, vals)
 	}
 	return keys, values, nil
+}
+
+// sameValues reports whether a and b hold the same set of values.
+func sameValues(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+// quoteValues renders tag values for an error: "a", or ["a", "b"].
+func quoteValues(vals []string) string {
+	q := make([]string, len(vals))
+	for i, v := range vals {
+		q[i] = strconv.Quote(v)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }
 
 // scalarString renders a string, number or boolean as a tag value.
@@ -288,15 +388,28 @@ func parseJSONLGoldBlock(file string, data []byte) blockResult {
 		}
 		text := ""
 		hasText := false
-		if k, raw := o.first(jsonQueryKeys); raw != nil {
+		k, raw, err := o.one(jsonQueryKeys)
+		if err != nil {
+			errs.add(sc.line, 0, "", err)
+			continue
+		}
+		if raw != nil {
 			if err := json.Unmarshal(raw, &text); err != nil {
 				errs.add(sc.line, 0, k, fmt.Errorf("%w: want a string", ErrTypeMismatch))
 				continue
 			}
 			hasText = true
 		}
-		binKey, bin := o.first(jsonBinaryKeys)
-		gradKey, graded := o.first(jsonGradedKeys)
+		binKey, bin, err := o.one(jsonBinaryKeys)
+		if err != nil {
+			errs.add(sc.line, 0, "", err)
+			continue
+		}
+		gradKey, graded, err := o.one(jsonGradedKeys)
+		if err != nil {
+			errs.add(sc.line, 0, "", err)
+			continue
+		}
 		var ids []string
 		var gs []int32
 		switch {
@@ -356,8 +469,12 @@ func parseJSONLGoldBlock(file string, data []byte) blockResult {
 				continue
 			}
 		default:
-			errs.add(sc.line, 0, "", fmt.Errorf("%w: want relevant documents (%s, or graded: %s)", ErrMissingField,
-				strings.Join(jsonBinaryKeys, ", "), strings.Join(jsonGradedKeys, ", ")))
+			hint := ""
+			if k, run := o.first(jsonRetrieveKeys); run != nil {
+				hint = fmt.Sprintf("; this looks like a run line (%s): pass the file as the run", k)
+			}
+			errs.add(sc.line, 0, "", fmt.Errorf("%w: want relevant documents (%s, or graded: %s)%s", ErrMissingField,
+				strings.Join(jsonBinaryKeys, ", "), strings.Join(jsonGradedKeys, ", "), hint))
 			continue
 		}
 		tk, tv, err := jsonTags(o)
@@ -423,9 +540,17 @@ func parseJSONLRunBlock(file string, data []byte) blockResult {
 		if !ok {
 			break
 		}
-		retKey, ret := o.first(jsonRetrieveKeys)
+		retKey, ret, err := o.one(jsonRetrieveKeys)
+		if err != nil {
+			errs.add(sc.line, 0, "", err)
+			continue
+		}
 		if ret == nil {
-			errs.add(sc.line, 0, "", fmt.Errorf("%w: want retrieved documents (%s)", ErrMissingField, strings.Join(jsonRetrieveKeys, ", ")))
+			hint := ""
+			if k, gold := o.first(jsonGoldKeys); gold != nil {
+				hint = fmt.Sprintf("; this looks like a gold line (%s): pass the file as the gold set", k)
+			}
+			errs.add(sc.line, 0, "", fmt.Errorf("%w: want retrieved documents (%s)%s", ErrMissingField, strings.Join(jsonRetrieveKeys, ", "), hint))
 			continue
 		}
 		entries, err := jsonDocList(ret, []string{"score"})

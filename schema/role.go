@@ -45,7 +45,7 @@ func DetectRole(path string, format Format) (Role, error) {
 		if err := json.Unmarshal(line, &o); err != nil {
 			return 0, &InputError{File: path, Err: fmt.Errorf("first object: invalid JSON: %v", err)}
 		}
-		k1, gold := jsonObject(o).first(append(append([]string{}, jsonBinaryKeys...), jsonGradedKeys...))
+		k1, gold := jsonObject(o).first(jsonGoldKeys)
 		k2, run := jsonObject(o).first(jsonRetrieveKeys)
 		switch {
 		case gold != nil && run != nil:
@@ -92,8 +92,11 @@ func firstDataLine(path string) ([]byte, error) {
 	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), MaxLineBytes)
-	for sc.Scan() {
+	for first := true; sc.Scan(); first = false {
 		l := bytes.TrimRight(sc.Bytes(), "\r")
+		if first {
+			l = trimBOM(l) // at the start of the file, not data
+		}
 		if len(l) == 0 || l[0] == '#' || isBlank(l) {
 			continue
 		}

@@ -134,9 +134,34 @@ func TestJSONLGoldErrors(t *testing.T) {
 		{"object query id", `{"id": {"a": 1}, "relevant_ids": ["d1"]}` + "\n", []wantErr{{Line: 1, Field: "id", Is: ErrTypeMismatch}}},
 		{"query not a string", `{"query_id": "q1", "query": 5, "relevant_ids": ["d1"]}` + "\n", []wantErr{{Line: 1, Field: "query", Is: ErrTypeMismatch}}},
 		{"no relevant docs", `{"query_id": "q1", "query": "what"}` + "\n", []wantErr{{Line: 1, Is: ErrMissingField, Has: "want relevant documents"}}},
-		{"run line as gold", `{"query_id": "q1", "retrieved_ids": ["d1"]}` + "\n", []wantErr{{Line: 1, Is: ErrMissingField}}},
+		{"run line as gold", `{"query_id": "q1", "retrieved_ids": ["d1"]}` + "\n", []wantErr{
+			{Line: 1, Is: ErrMissingField, Has: "this looks like a run line (retrieved_ids): pass the file as the run"}}},
+		{"scored run line as gold", `{"qid": "q1", "retrievedDocs": [{"id": "d1", "score": 1}]}` + "\n", []wantErr{
+			{Line: 1, Is: ErrMissingField, Has: "this looks like a run line (retrievedDocs)"}}},
 		{"binary and graded", `{"query_id": "q1", "relevant_ids": ["d1"], "relevance_map": {"d1": 1}}` + "\n", []wantErr{
 			{Line: 1, Is: ErrDuplicate, Has: "both relevant_ids and relevance_map"}}},
+		{"query_id and qid differ", `{"query_id": "q1", "qid": "q2", "relevant_ids": ["d1"]}` + "\n", []wantErr{
+			{Line: 1, Is: ErrDuplicate, Has: "both query_id and qid, with different values: give one"}}},
+		{"query_id and id differ", `{"id": 17, "query_id": "q1", "relevant_ids": ["d1"]}` + "\n", []wantErr{
+			{Line: 1, Is: ErrDuplicate, Has: "both query_id and id"}}},
+		{"qid and id differ", `{"qid": "1", "id": 1, "relevant_ids": ["d1"]}` + "\n", []wantErr{
+			{Line: 1, Is: ErrDuplicate, Has: "both qid and id"}}},
+		{"query and question differ", `{"query_id": "q1", "query": "a", "question": "b", "relevant_ids": ["d1"]}` + "\n", []wantErr{
+			{Line: 1, Is: ErrDuplicate, Has: "both query and question"}}},
+		{"two binary keys differ", `{"query_id": "q1", "relevant_ids": ["d1"], "relevantDocs": ["d2"]}` + "\n", []wantErr{
+			{Line: 1, Is: ErrDuplicate, Has: "both relevant_ids and relevantDocs, with different values"}}},
+		{"two graded keys differ", `{"query_id": "q1", "qrels": {"d1": 1}, "relevance_map": {"d1": 2}}` + "\n", []wantErr{
+			{Line: 1, Is: ErrDuplicate, Has: "both relevance_map and qrels"}}},
+		{"doc id aliases differ", `{"query_id": "q1", "relevant_ids": [{"id": "d1", "doc_id": "d2"}]}` + "\n", []wantErr{
+			{Line: 1, Field: "relevant_ids", Is: ErrDuplicate, Has: "element 0: duplicate: both id and doc_id"}}},
+		{"grade aliases differ", `{"query_id": "q1", "relevantDocs": [{"id": "d0"}, {"id": "d1", "grade": 2, "score": 0.87}]}` + "\n", []wantErr{
+			{Line: 1, Field: "relevantDocs", Is: ErrDuplicate, Has: `element 1: doc "d1": duplicate: both grade and score`}}},
+		{"category and tags.category differ", `{"query_id": "q1", "relevant_ids": ["d1"], "category": "policy", "tags": {"category": "legal"}}` + "\n", []wantErr{
+			{Line: 1, Field: "tags", Is: ErrDuplicate, Has: `both category "policy" and tags.category "legal", with different values: give one`}}},
+		{"difficulty list and tags.difficulty differ", `{"query_id": "q1", "relevant_ids": ["d1"], "difficulty": ["easy", "hard"], "tags": {"difficulty": "easy"}}` + "\n", []wantErr{
+			{Line: 1, Field: "tags", Is: ErrDuplicate, Has: `both difficulty ["easy", "hard"] and tags.difficulty "easy"`}}},
+		{"tier and tags.tier differ", `{"query_id": "q1", "relevant_ids": ["d1"], "tags": {"tier": 2}, "tier": 1}` + "\n", []wantErr{
+			{Line: 1, Field: "tags", Is: ErrDuplicate, Has: `both tier "1" and tags.tier "2"`}}},
 		{"relevant ids not a list", `{"query_id": "q1", "relevant_ids": "d1"}` + "\n", []wantErr{{Line: 1, Field: "relevant_ids", Is: ErrTypeMismatch}}},
 		{"empty doc id", `{"query_id": "q1", "relevant_ids": ["d1", ""]}` + "\n", []wantErr{{Line: 1, Field: "relevant_ids", Is: ErrEmptyID, Has: "element 1"}}},
 		{"empty doc id in object", `{"query_id": "q1", "relevantDocs": [{"id": ""}]}` + "\n", []wantErr{{Line: 1, Field: "relevantDocs", Is: ErrEmptyID}}},
@@ -181,8 +206,17 @@ func TestJSONLRunErrors(t *testing.T) {
 		{"missing query id", `{"retrieved_ids": ["d1"]}` + "\n", []wantErr{{Line: 1, Is: ErrMissingField, Has: "query id"}}},
 		{"empty query id", `{"qid": "", "retrieved_ids": ["d1"]}` + "\n", []wantErr{{Line: 1, Field: "qid", Is: ErrEmptyID}}},
 		{"missing retrieved", `{"query_id": "q1"}` + "\n", []wantErr{{Line: 1, Is: ErrMissingField, Has: "want retrieved documents"}}},
-		{"gold line as run", `{"query_id": "q1", "relevant_ids": ["d1"]}` + "\n", []wantErr{{Line: 1, Is: ErrMissingField}}},
+		{"gold line as run", `{"query_id": "q1", "relevant_ids": ["d1"]}` + "\n", []wantErr{
+			{Line: 1, Is: ErrMissingField, Has: "this looks like a gold line (relevant_ids): pass the file as the gold set"}}},
+		{"graded gold line as run", `{"query_id": "q1", "relevance_map": {"d1": 2}}` + "\n", []wantErr{
+			{Line: 1, Is: ErrMissingField, Has: "this looks like a gold line (relevance_map)"}}},
 		{"retrieved not a list", `{"query_id": "q1", "retrieved": {"d1": 1}}` + "\n", []wantErr{{Line: 1, Field: "retrieved", Is: ErrTypeMismatch}}},
+		{"retrieved aliases differ", `{"query_id": "q1", "retrieved_ids": ["d1", "d2"], "retrievedDocs": [{"id": "d2", "score": 1}]}` + "\n", []wantErr{
+			{Line: 1, Is: ErrDuplicate, Has: "both retrieved_ids and retrievedDocs, with different values: give one"}}},
+		{"query id aliases differ", `{"query_id": "q1", "qid": "q2", "retrieved_ids": ["d1"]}` + "\n", []wantErr{
+			{Line: 1, Is: ErrDuplicate, Has: "both query_id and qid"}}},
+		{"doc id aliases differ", `{"query_id": "q1", "retrievedDocs": [{"_id": "d1", "docid": "d9", "score": 1}]}` + "\n", []wantErr{
+			{Line: 1, Field: "retrievedDocs", Is: ErrDuplicate, Has: "element 0: duplicate: both docid and _id"}}},
 		{"empty doc id", `{"query_id": "q1", "retrieved_ids": ["d1", ""]}` + "\n", []wantErr{{Line: 1, Field: "retrieved_ids", Is: ErrEmptyID}}},
 		{"empty doc id in object", `{"query_id": "q1", "retrievedDocs": [{"id": "", "score": 1}]}` + "\n", []wantErr{{Line: 1, Field: "retrievedDocs", Is: ErrEmptyID}}},
 		{"doc object without id", `{"query_id": "q1", "retrievedDocs": [{"score": 1}]}` + "\n", []wantErr{{Line: 1, Field: "retrievedDocs", Is: ErrMissingField}}},

@@ -168,6 +168,28 @@ func TestJSONLRunSuccess(t *testing.T) {
 	}
 }
 
+// TestJSONLAliasesAgree checks that aliases of one field (and a folded
+// tag given at the top level and in tags) may be given together when they
+// agree: same value, up to white space, or null; the value counts once.
+func TestJSONLAliasesAgree(t *testing.T) {
+	gold := `{"query_id": "q1", "qid": "q1", "id": "q1", "query": "x", "question": "x", "relevant_ids": ["d1","d2"], "relevantDocs": [ "d1", "d2" ], "category": "policy", "tags": {"category": "policy", "lang": "en"}}` + "\n" +
+		`{"query_id": "q2", "id": null, "relevance_map": {"d1": 2}, "qrels": {"d1": 2}, "difficulty": ["hard", "easy"], "tags": {"difficulty": ["easy", "hard"]}, "tier": null}` + "\n" +
+		`{"query_id": "q3", "relevantDocs": [{"id": "d1", "doc_id": "d1", "grade": 2, "relevance": 2}], "tier": 1, "tags": {"tier": "1", "category": null}, "category": "faq"}` + "\n"
+	c := readText(t, "gold.jsonl", gold, RoleGold)
+	equal(t, "gold rows", c.GoldList, []goldListRow{
+		{QID: "q1", Query: "x", HasText: true, Docs: []string{"d1", "d2"}, Grades: []int32{1, 1}, Tags: []string{"category=policy", "lang=en"}, Pos: 1},
+		{QID: "q2", Docs: []string{"d1"}, Grades: []int32{2}, Tags: []string{"difficulty=easy", "difficulty=hard"}, Pos: 2},
+		{QID: "q3", Docs: []string{"d1"}, Grades: []int32{2}, Tags: []string{"tier=1", "category=faq"}, Pos: 3},
+	})
+	run := `{"query_id": "q1", "qid": "q1", "retrieved_ids": ["d1"], "retrieved": ["d1"]}` + "\n" +
+		`{"qid": "q2", "retrievedDocs": [{"id": "d3", "_id": "d3", "score": 1}], "retrieved_ids": null}` + "\n"
+	r := readText(t, "run.jsonl", run, RoleRun)
+	equal(t, "run rows", r.RunList, []runListRow{
+		{QID: "q1", Docs: []string{"d1"}, ScoresNull: true, Pos: 1},
+		{QID: "q2", Docs: []string{"d3"}, Scores: []float64{1}, Pos: 2},
+	})
+}
+
 // TestTextNoData checks files without data lines: they read as no batches
 // and no error.
 func TestTextNoData(t *testing.T) {

@@ -17,6 +17,15 @@ import (
 // MaxLineBytes bounds the length of one line of a text input.
 const MaxLineBytes = 64 << 20
 
+// utf8BOM is U+FEFF encoded in UTF-8. Some tools (Notepad, Excel,
+// PowerShell) write it at the start of a text file, where it marks the
+// encoding and is not data: readers drop it there. Anywhere else it is an
+// ordinary character (part of an id in TREC, an error in JSON).
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
+
+// trimBOM drops a byte-order mark at the start of b, the start of a file.
+func trimBOM(b []byte) []byte { return bytes.TrimPrefix(b, utf8BOM) }
+
 // blockResult is what a block parser returns. Line numbers are relative to
 // the block (the first line of the block is line 1).
 type blockResult struct {
@@ -128,11 +137,14 @@ func openText(ctx context.Context, path string, form Form, parse blockParser, op
 }
 
 // split reads src in blocks that end at a line boundary and hands them to
-// the parsers, recording their order.
+// the parsers, recording their order. A byte-order mark at the start of the
+// file is dropped from the first block (which holds at least the whole
+// first line), so that the parsers never see it and line and column
+// numbers are those of the text after it.
 func (r *textReader) split(ctx context.Context, src io.Reader, blockSize int, work chan<- textJob) {
 	var carry []byte
 	eof := false
-	for !eof {
+	for first := true; !eof; first = false {
 		bufp := getBlock(max(blockSize, 2*len(carry)))
 		buf := *bufp
 		n := copy(buf, carry)
@@ -159,6 +171,9 @@ func (r *textReader) split(ctx context.Context, src io.Reader, blockSize int, wo
 			return
 		}
 		data := buf[:n]
+		if first {
+			data = trimBOM(data)
+		}
 		carry = carry[:0]
 		if !eof {
 			cut := bytes.LastIndexByte(data, '\n') + 1
