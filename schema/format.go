@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -97,6 +98,9 @@ func DetectFormat(path string) (Format, error) {
 		return FormatAuto, fmt.Errorf("open %s: %w", path, err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return FormatAuto, fmt.Errorf("detect format of %s: %w", path, syscall.EISDIR)
+	}
 	head := make([]byte, 512)
 	n, err := io.ReadFull(f, head)
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
