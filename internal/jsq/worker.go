@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -29,19 +28,30 @@ const (
 
 // Consumer delivers tasks to a worker: the durable pull consumer, pulled
 // one message at a time and only when the worker has a free slot.
+//
+// Each Next sends its own pull request for one message. The nats.go
+// Messages iterator (PullMaxMessages(1)) was used before: with an
+// in-process connection and several busy slots it left a pull request
+// unanswered until its expiry while tasks were pending, so embedded jobs
+// with 4 or more slots stalled in 5-second steps. A pull request per task
+// has no such state to lose, and never prefetches.
 type Consumer struct {
 	c    *Conn
 	cons jetstream.Consumer
-	it   jetstream.MessagesContext
 	info *jetstream.ConsumerInfo
 
-	stopOnce sync.Once
+	stopped context.Context // done after Stop
+	stop    context.CancelFunc
 }
 
 var (
 	_ worker.TaskSource  = (*Consumer)(nil)
 	_ worker.ResultStore = (*Conn)(nil)
 )
+
+// pullWait is how long one pull request waits at the server for a task
+// before the worker asks again.
+const pullWait = 5 * time.Second
 
 // Consumer binds to the workers' consumer.
 func (c *Conn) Consumer(ctx context.Context) (*Consumer, error) {
@@ -53,15 +63,8 @@ func (c *Conn) Consumer(ctx context.Context) (*Consumer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read consumer %s: %w", ConsumerWorkers, c.explain(err))
 	}
-	it, err := cons.Messages(
-		jetstream.PullMaxMessages(1), // never prefetch: a buffered task would time out unscored
-		jetstream.PullExpiry(5*time.Second),
-		jetstream.WithMessagesErrOnMissingHeartbeat(false),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("pull from consumer %s: %w", ConsumerWorkers, c.explain(err))
-	}
-	return &Consumer{c: c, cons: cons, it: it, info: info}, nil
+	stopped, stop := context.WithCancel(context.Background())
+	return &Consumer{c: c, cons: cons, info: info, stopped: stopped, stop: stop}, nil
 }
 
 // AckWait is the consumer's ack wait; workers report progress well within.
@@ -71,23 +74,37 @@ func (cs *Consumer) AckWait() time.Duration { return cs.info.Config.AckWait }
 func (cs *Consumer) MaxDeliver() int { return cs.info.Config.MaxDeliver }
 
 // Next waits for the next task. It returns worker.ErrSourceClosed after
-// Stop or when ctx is done.
+// Stop or when ctx is done. A pull that fails (a server restart, a lost
+// connection) is retried after a short, growing pause.
 func (cs *Consumer) Next(ctx context.Context) (worker.Task, error) {
-	stop := context.AfterFunc(ctx, cs.Stop)
-	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(cs.stopped, cancel)()
+	pause := 50 * time.Millisecond
 	for {
-		msg, err := cs.it.Next()
-		if err != nil {
-			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+		if ctx.Err() != nil {
+			return nil, worker.ErrSourceClosed
+		}
+		pull, cancelPull := context.WithTimeout(ctx, pullWait)
+		msg, err := cs.cons.Next(jetstream.FetchContext(pull))
+		cancelPull()
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return nil, worker.ErrSourceClosed
+		case errors.Is(err, jetstream.ErrNoMessages), errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+			continue // no task within pullWait: ask again
+		default:
+			cs.c.log.Debug().Err(err).Dur("pause", pause).Msg("pull failed; retrying")
+			select {
+			case <-ctx.Done():
 				return nil, worker.ErrSourceClosed
+			case <-time.After(pause):
 			}
-			if ctx.Err() != nil {
-				return nil, worker.ErrSourceClosed
-			}
-			// Heartbeat loss, a server restart: the iterator recovers.
-			cs.c.log.Debug().Err(err).Msg("pull interrupted; retrying")
+			pause = min(2*pause, time.Second)
 			continue
 		}
+		pause = 50 * time.Millisecond
 		t, err := newTask(cs.c, msg)
 		if err != nil {
 			// Not an evalgate task (or a mangled one): drop it for good.
@@ -100,7 +117,7 @@ func (cs *Consumer) Next(ctx context.Context) (worker.Task, error) {
 }
 
 // Stop stops pulling. Tasks already taken stay valid.
-func (cs *Consumer) Stop() { cs.stopOnce.Do(func() { cs.it.Stop() }) }
+func (cs *Consumer) Stop() { cs.stop() }
 
 // task is one delivered task message.
 type task struct {
