@@ -312,7 +312,8 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 	var scratch exact.Sum
 	var perQuery []metric.PerQueryRows
 	done := map[string]bool{}
-	var tasks map[string]int // known once ingest finished
+	contributors := map[string]bool{} // workers whose results were merged
+	var tasks map[string]int          // known once ingest finished
 	var res *ingest.Result
 	ingesting := true
 	reingesting := false
@@ -437,6 +438,9 @@ loop:
 				progress.QueriesDone += g.Queries - before
 			}
 			done[ev.Task] = true
+			if ev.Worker != "" {
+				contributors[ev.Worker] = true
+			}
 			progress.TasksDone = len(done)
 			progress.Waiting = false
 			report()
@@ -512,7 +516,7 @@ loop:
 	}
 	s, err := buildSummary(&job, outcome{goldDigest: r.m.GoldDigest, gold: r.gold, run: res.Stats, runDigest: r.m.RunDigest,
 		base: r.m.BaselineStats, baseDigest: r.m.BaselineDigest, partial: total},
-		execution("distributed", progress.Workers, o.Shards, r.m.Job, start))
+		execution("distributed", workersOf(contributors, progress.Workers), r.o.Shards, r.m.Job, start))
 	if err != nil {
 		return fail(err)
 	}
@@ -883,4 +887,14 @@ func writePerQuery(job *Job, rows []metric.PerQueryRows) error {
 		}
 	}
 	return w.Commit()
+}
+
+// workersOf is the worker count a summary reports: the workers whose
+// results were merged, or, when results carry no worker names, the last
+// count of connected workers.
+func workersOf(contributors map[string]bool, connected int) int {
+	if len(contributors) > 0 {
+		return len(contributors)
+	}
+	return connected
 }

@@ -63,8 +63,15 @@ func runAction(c *cli.Context) error {
 		if job, err = jobFromFlags(c); err != nil {
 			return err
 		}
-	} else if c.IsSet("gold") || c.IsSet("run") || c.IsSet("measure") {
-		return usagef("--resume takes the inputs and measures from the job; do not give --gold, --run or -m")
+	} else {
+		// The job's manifest holds all of these; a different value given
+		// here would be silently ignored.
+		for _, f := range []string{"gold", "run", "measure", "gold-format", "run-format", "rel-level", "depth", "rank-by",
+			"skip-no-relevant", "only-run-queries", "strict", "shards", "part-bytes"} {
+			if c.IsSet(f) {
+				return usagef("--resume takes the inputs, measures and options from the job; do not give --%s", f)
+			}
+		}
 	}
 	out, err := outputsFromFlags(c)
 	if err != nil {
@@ -166,7 +173,7 @@ func runAction(c *cli.Context) error {
 			return err
 		}
 		defer wconn.Close()
-		if err := startWorker(wctx, &wg, wconn, workers, "in-process", log); err != nil {
+		if err := startWorker(wctx, &wg, wconn, workers, "in-process-"+worker.DefaultConfig().ID, log); err != nil {
 			return err
 		}
 	}
@@ -217,7 +224,7 @@ func startWorker(ctx context.Context, wg *sync.WaitGroup, conn *jsq.Conn, concur
 	}
 	cfg := worker.DefaultConfig()
 	if id != "" {
-		cfg.ID = id + "-" + cfg.ID
+		cfg.ID = id
 	}
 	cfg.Concurrency = concurrency
 	cfg.Heartbeat = max(cons.AckWait()/3, 100*time.Millisecond)

@@ -17,7 +17,7 @@ func workerCommand() *cli.Command {
 			"those it holds, and exits.",
 		Flags: append(natsFlags(),
 			&cli.IntFlag{Name: "concurrency", Value: runtime.GOMAXPROCS(0), Usage: "tasks scored at once"},
-			&cli.StringFlag{Name: "id", Usage: "worker name in reports (default host-pid)"},
+			&cli.StringFlag{Name: "id", Usage: "worker name in reports and status, unique per worker (default host-pid)"},
 			&cli.DurationFlag{Name: "wait-server", Value: time.Minute, Usage: "keep retrying the first connection this long"},
 		),
 		Action: func(c *cli.Context) error {

@@ -114,6 +114,11 @@ func TestCoordinatorBufferBounded(t *testing.T) {
 		t.Fatalf("%d tasks for %d shards: no part was published early", m.Tasks, opts.Shards)
 	}
 	t.Logf("%d tasks, peak %d bytes buffered over %d steps", m.Tasks, peak.Load(), steps.Load())
+	// The execution block names the workers whose results were merged
+	// (not a count sampled every 2 s, which read 0 for short jobs).
+	if ex := out.Summary.Execution; ex.Workers < 1 || ex.Workers > 2 || ex.Shards != opts.Shards {
+		t.Fatalf("execution: %d workers, %d shards; want 1 or 2 workers, %d shards", ex.Workers, ex.Shards, opts.Shards)
+	}
 	if got := comparable(t, out.Summary); got != want {
 		t.Fatalf("summary with a bounded buffer differs from score's:\n%s\nwant\n%s", got, want)
 	}
