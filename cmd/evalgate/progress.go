@@ -126,17 +126,26 @@ func (p *progressReporter) draw(pr coordinator.Progress) {
 	if pr.Waiting {
 		desc += ", waiting for workers"
 	}
-	opts := func(max int64, desc string) []progressbar.Option {
+	// The rate and the time left are the job's own, since it started: the
+	// library's would start with the determinate bar, which begins with
+	// thousands of queries already scored, and report absurd rates.
+	r := rate(pr.QueriesDone, time.Since(p.started))
+	if pr.QueriesDone > 0 {
+		desc += fmt.Sprintf(", %.0f queries/s", r)
+		if left := pr.Queries - pr.QueriesDone; pr.Queries > 0 && left > 0 {
+			desc += ", " + (time.Duration(float64(left)/r*float64(time.Second))).Round(time.Second).String() + " left"
+		}
+	}
+	opts := func(desc string) []progressbar.Option {
 		return []progressbar.Option{
 			progressbar.OptionSetWriter(p.w), progressbar.OptionSetDescription(desc),
-			progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("queries"),
-			progressbar.OptionSetPredictTime(max > 0), progressbar.OptionThrottle(p.redraw),
+			progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(false), progressbar.OptionThrottle(p.redraw),
 			progressbar.OptionClearOnFinish(), progressbar.OptionSetWidth(progressBarWidth),
 		}
 	}
 	if pr.Queries <= 0 {
 		if p.spin == nil {
-			p.spin = progressbar.NewOptions64(-1, opts(-1, "reading inputs, "+desc)...)
+			p.spin = progressbar.NewOptions64(-1, opts("reading inputs, "+desc)...)
 		}
 		// The value first: Describe renders too, and a stale frame drawn
 		// first would stay until the throttle lets the next one through.
@@ -149,7 +158,7 @@ func (p *progressReporter) draw(pr coordinator.Progress) {
 			_ = p.spin.Clear()
 			_ = p.spin.Exit()
 		}
-		p.det = progressbar.NewOptions64(pr.Queries, opts(pr.Queries, desc)...)
+		p.det = progressbar.NewOptions64(pr.Queries, opts(desc)...)
 	}
 	if p.det.GetMax64() != pr.Queries {
 		p.det.ChangeMax64(pr.Queries) // determinate to determinate: safe
