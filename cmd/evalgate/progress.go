@@ -133,7 +133,7 @@ func (p *progressReporter) draw(pr coordinator.Progress) {
 	if pr.QueriesDone > 0 {
 		desc += fmt.Sprintf(", %.0f queries/s", r)
 		if left := pr.Queries - pr.QueriesDone; pr.Queries > 0 && left > 0 {
-			desc += ", " + (time.Duration(float64(left)/r*float64(time.Second))).Round(time.Second).String() + " left"
+			desc += ", " + (time.Duration(float64(left) / r * float64(time.Second))).Round(time.Second).String() + " left"
 		}
 	}
 	opts := func(desc string) []progressbar.Option {
