@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
@@ -160,10 +161,27 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	}
 }
 
-// usageChecked makes flag errors of every command usage errors (exit 2).
+// usageChecked makes flag errors of every command usage errors (exit 2),
+// and refuses arguments where a command takes none (a stray word is
+// usually a flag that lost its dashes, or a global flag given after the
+// command).
 func usageChecked(cmds ...*cli.Command) []*cli.Command {
 	for _, c := range cmds {
-		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError{err} }
+		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+			if strings.Contains(err.Error(), "flag provided but not defined: -log-") {
+				err = fmt.Errorf("%w (--log-level and --log-format go before the command: evalgate --log-level info %s ...)", err, c.Name)
+			}
+			return usageError{err}
+		}
+		if c.ArgsUsage == "" && c.Action != nil {
+			action := c.Action
+			c.Action = func(ctx *cli.Context) error {
+				if ctx.NArg() > 0 {
+					return usagef("%s takes no arguments, got %q", c.Name, ctx.Args().First())
+				}
+				return action(ctx)
+			}
+		}
 		c.Subcommands = usageChecked(c.Subcommands...)
 	}
 	return cmds
@@ -184,7 +202,7 @@ func required(c *cli.Context, names ...string) error {
 func logger(c *cli.Context) (zerolog.Logger, error) {
 	level, err := zerolog.ParseLevel(c.String("log-level"))
 	if err != nil {
-		return zerolog.Nop(), usagef("--log-level %q: %v", c.String("log-level"), err)
+		return zerolog.Nop(), usagef("--log-level %q: want debug, info, warn or error", c.String("log-level"))
 	}
 	w := c.App.ErrWriter
 	switch c.String("log-format") {
