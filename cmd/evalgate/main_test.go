@@ -173,6 +173,11 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		"convert one arg":  {"convert", g},
 		"gen bad format":   {"gen", "--format", "xml"},
 		"gen tags on trec": {"gen", "--tags"},
+		"stray argument":   {"score", "--gold", g, "--run", r, "extra"},
+		"late log level":   {"score", "--log-level", "info", "--gold", g, "--run", r},
+		"bad log level":    {"--log-level", "bogus", "score", "--gold", g, "--run", r},
+		"resume + shards":  {"run", "--nats", "nats://127.0.0.1:1", "--resume", "j", "--shards", "7"},
+		"resume + depth":   {"run", "--nats", "nats://127.0.0.1:1", "--resume", "j", "--depth", "7"},
 	} {
 		code, _, errs := evalgate(t, args...)
 		if code != 2 {
