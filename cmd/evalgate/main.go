@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -38,11 +39,46 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := onSignals(cancel, stderr)
 	defer stop()
 	app := newApp(stdout, stderr)
 	err := app.RunContext(ctx, args)
 	return report(err, stderr)
+}
+
+// onSignals cancels the command at the first SIGINT or SIGTERM (a worker
+// then finishes or hands back its tasks, a coordinator stops) and exits
+// at once at the second, for when stopping cleanly takes too long (a
+// server that is down). It returns a function that stops listening.
+func onSignals(cancel context.CancelFunc, stderr io.Writer) func() {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case sig := <-sigs:
+			fmt.Fprintf(stderr, "evalgate: %v: stopping; a second signal exits at once\n", sig)
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case sig := <-sigs:
+			fmt.Fprintf(stderr, "evalgate: %v again: exiting now (tasks held return to the queue after the ack wait)\n", sig)
+			os.Exit(exitOperation)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+		wg.Wait()
+	}
 }
 
 // usageError marks mistakes in how the command was called.
