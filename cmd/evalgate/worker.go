@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 )
 
@@ -46,13 +47,19 @@ func workerCommand() *cli.Command {
 			}); err != nil {
 				return err
 			}
-			log.Info().Str("nats", c.String("nats")).Int("concurrency", c.Int("concurrency")).Msg("worker started")
+			// Started and stopped are shown at any log level: an operator
+			// otherwise cannot tell a connected worker from a hung one.
+			lifecycle := log
+			if log.GetLevel() > zerolog.InfoLevel {
+				lifecycle = log.Level(zerolog.InfoLevel)
+			}
+			lifecycle.Info().Str("nats", c.String("nats")).Int("concurrency", c.Int("concurrency")).Msg("worker started")
 			var wg sync.WaitGroup
 			if err := startWorker(c.Context, &wg, conn, c.Int("concurrency"), c.String("id"), log); err != nil {
 				return err
 			}
 			wg.Wait()
-			log.Info().Dur("uptime", time.Since(start)).Msg("worker stopped")
+			lifecycle.Info().Str("uptime", time.Since(start).Round(time.Millisecond).String()).Msg("worker stopped")
 			return nil
 		},
 	}
