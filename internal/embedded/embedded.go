@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,7 +30,16 @@ var (
 	// authentication leaves no place for one (operator JWTs, an auth
 	// callout, users in several accounts).
 	ErrNoInternalUser = errors.New("embedded: no internal user")
+	// ErrBadStore is matched by the error of Start when StoreDir is not a
+	// directory the server can write to, or cannot be created.
+	ErrBadStore = errors.New("embedded: bad store directory")
 )
+
+// storeError marks err as ErrBadStore without changing its text.
+type storeError struct{ err error }
+
+func (e storeError) Error() string   { return e.err.Error() }
+func (e storeError) Unwrap() []error { return []error{e.err, ErrBadStore} }
 
 // NoAuthError says why a server that should listen beyond loopback would
 // admit clients without credentials. It matches ErrNoAuth.
@@ -114,10 +124,16 @@ func (s *Server) TLS() bool {
 	return s.tls
 }
 
+// readyTimeout bounds how long Start waits for the server.
+const readyTimeout = 30 * time.Second
+
 // Start starts a server and waits until it accepts connections.
 func Start(o Options) (*Server, error) {
 	if o.StoreDir == "" {
 		return nil, errors.New("start nats server: no store directory")
+	}
+	if err := checkStore(o.StoreDir); err != nil {
+		return nil, err
 	}
 	if o.Name == "" {
 		o.Name = "evalgate"
@@ -131,6 +147,33 @@ func Start(o Options) (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// checkStore makes sure dir is a directory the server can write to,
+// creating it if need be: nats-server itself would only log the failure
+// and never become ready.
+func checkStore(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return storeError{fmt.Errorf("store directory %s cannot be created: %w", dir, err)}
+		}
+		return nil
+	case err != nil:
+		return storeError{fmt.Errorf("store directory %s: %w", dir, err)}
+	case !fi.IsDir():
+		return storeError{fmt.Errorf("store directory %s is not a directory", dir)}
+	}
+	f, err := os.CreateTemp(dir, ".evalgate-write-check-*")
+	if err != nil {
+		return storeError{fmt.Errorf("store directory %s is not writable: %w", dir, err)}
+	}
+	f.Close()
+	if err := os.Remove(f.Name()); err != nil {
+		return storeError{fmt.Errorf("store directory %s: %w", dir, err)}
+	}
+	return nil
 }
 
 func (s *Server) serverOptions() (*server.Options, error) {
@@ -354,13 +397,35 @@ func (s *Server) start() error {
 	if err != nil {
 		return fmt.Errorf("start nats server: %w", err)
 	}
+	// nats-server reports why it cannot start only in its log (and would
+	// exit the process there if it ran alone): catch that. Start returns
+	// after such a failure, or once all is started.
+	logs := &logAdapter{l: zerolog.Nop()}
 	if s.opts.Logger != nil {
-		ns.SetLoggerV2(&logAdapter{l: *s.opts.Logger}, false, false, false)
+		logs.l = *s.opts.Logger
 	}
-	go ns.Start()
-	if !ns.ReadyForConnections(30 * time.Second) {
+	ns.SetLoggerV2(logs, false, false, false)
+	started := make(chan struct{})
+	go func() {
+		defer close(started)
+		ns.Start()
+	}()
+	deadline := time.Now().Add(readyTimeout)
+	timer := time.NewTimer(readyTimeout)
+	defer timer.Stop()
+	select {
+	case <-started:
+	case <-timer.C:
+	}
+	if _, fatal := logs.failure(); fatal || !ns.ReadyForConnections(time.Until(deadline)) {
 		ns.Shutdown()
-		return errors.New("start nats server: not ready after 30s")
+		switch msg, fatal := logs.failure(); {
+		case fatal:
+			return fmt.Errorf("start nats server: %s", msg)
+		case msg != "":
+			return fmt.Errorf("start nats server: not ready after %s (last error: %s)", readyTimeout, msg)
+		}
+		return fmt.Errorf("start nats server: not ready after %s", readyTimeout)
 	}
 	if addr := ns.Addr(); addr != nil {
 		if ta, ok := addr.(*net.TCPAddr); ok {
@@ -416,12 +481,45 @@ func (s *Server) Shutdown() {
 	}
 }
 
-// logAdapter forwards server log lines to zerolog.
-type logAdapter struct{ l zerolog.Logger }
+// logAdapter forwards server log lines to zerolog and keeps the first
+// fatal error, or else the last error, for Start to report.
+type logAdapter struct {
+	l zerolog.Logger
+
+	mu      sync.Mutex
+	failMsg string // guarded by mu
+	fatal   bool   // guarded by mu; failMsg is from Fatalf
+}
+
+// failure returns the first fatal error logged (fatal true), else the last
+// error, or "".
+func (a *logAdapter) failure() (msg string, fatal bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.failMsg, a.fatal
+}
+
+func (a *logAdapter) note(msg string, fatal bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.fatal {
+		a.failMsg, a.fatal = msg, fatal
+	}
+}
 
 func (a *logAdapter) Noticef(format string, v ...any) { a.l.Debug().Msgf(format, v...) }
 func (a *logAdapter) Warnf(format string, v ...any)   { a.l.Warn().Msgf(format, v...) }
-func (a *logAdapter) Fatalf(format string, v ...any)  { a.l.Error().Msgf(format, v...) }
-func (a *logAdapter) Errorf(format string, v ...any)  { a.l.Error().Msgf(format, v...) }
 func (a *logAdapter) Debugf(format string, v ...any)  { a.l.Debug().Msgf(format, v...) }
 func (a *logAdapter) Tracef(format string, v ...any)  { a.l.Trace().Msgf(format, v...) }
+
+func (a *logAdapter) Fatalf(format string, v ...any) {
+	msg := fmt.Sprintf(format, v...)
+	a.note(msg, true)
+	a.l.Error().Msg(msg)
+}
+
+func (a *logAdapter) Errorf(format string, v ...any) {
+	msg := fmt.Sprintf(format, v...)
+	a.note(msg, false)
+	a.l.Error().Msg(msg)
+}

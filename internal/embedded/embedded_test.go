@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -232,4 +233,70 @@ func TestInternalUser(t *testing.T) {
 			t.Fatalf("internal user %v, %v; want ErrNoInternalUser naming the accounts", iu, err)
 		}
 	})
+}
+
+// TestStartBadStore: a store that is not a directory, or cannot be
+// created, fails Start at once with ErrBadStore (nats-server itself would
+// only log it and never become ready); a missing one is created.
+func TestStartBadStore(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, store := range map[string]string{
+		"a regular file": file,
+		"under a file":   filepath.Join(file, "store"),
+	} {
+		s, err := Start(Options{StoreDir: store})
+		if err == nil {
+			s.Shutdown()
+		}
+		if !errors.Is(err, ErrBadStore) || !strings.Contains(err.Error(), store) {
+			t.Errorf("%s: %v, want ErrBadStore naming %s", name, err, store)
+		}
+	}
+	if os.Geteuid() != 0 { // root writes anywhere
+		ro := filepath.Join(dir, "read-only")
+		if err := os.Mkdir(ro, 0o500); err != nil {
+			t.Fatal(err)
+		}
+		if s, err := Start(Options{StoreDir: ro}); !errors.Is(err, ErrBadStore) {
+			if err == nil {
+				s.Shutdown()
+			}
+			t.Errorf("read-only directory: %v, want ErrBadStore", err)
+		}
+	}
+	store := filepath.Join(dir, "new", "store")
+	s, err := Start(Options{StoreDir: store})
+	if err != nil {
+		t.Fatalf("missing store: %v", err)
+	}
+	s.Shutdown()
+	if fi, err := os.Stat(store); err != nil || !fi.IsDir() {
+		t.Errorf("store not created: %v", err)
+	}
+}
+
+// TestStartReportsServerFailure: when nats-server cannot start, Start
+// returns its reason at once rather than waiting for it to be ready.
+func TestStartReportsServerFailure(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	began := time.Now()
+	s, err := Start(Options{StoreDir: t.TempDir(), Listen: busy.Addr().String()})
+	if err == nil {
+		s.Shutdown()
+		t.Fatalf("started on a port in use (%s)", busy.Addr())
+	}
+	if !strings.Contains(err.Error(), "address already in use") {
+		t.Errorf("%v: the server's reason is missing", err)
+	}
+	if d := time.Since(began); d > readyTimeout/2 {
+		t.Errorf("took %s", d)
+	}
 }
