@@ -6,12 +6,15 @@
 // asks for an explicit non-loopback address, and never beyond loopback
 // without client authentication (judged from the final server options,
 // config file included); the store is a directory the caller owns (never
-// the shared os.TempDir()/nats default), checked to be a writable
-// directory, or created, before the server starts (ErrBadStore); a
-// server that cannot start fails Start at once with nats-server's own
-// reason; signals are left to the caller; and in-process clients survive
-// Restart, because they connect through a provider that always forwards
-// to the live server.
+// the shared os.TempDir()/nats default); signals are left to the caller;
+// and in-process clients survive Restart, because they connect through a
+// provider that always forwards to the live server.
+//
+// Start fails at once, rather than waiting for a server that will never
+// be ready: on a store that is not a writable directory and cannot be
+// created (ErrBadStore); with nats-server's own reason when it cannot
+// start (a port in use); and when a config file leaves evalgate's clients
+// in an account without JetStream (ErrNoJetStream).
 //
 // # Internal user
 //

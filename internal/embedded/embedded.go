@@ -33,6 +33,10 @@ var (
 	// ErrBadStore is matched by the error of Start when StoreDir is not a
 	// directory the server can write to, or cannot be created.
 	ErrBadStore = errors.New("embedded: bad store directory")
+	// ErrNoJetStream is matched by the error of Start (a
+	// *NoJetStreamError) when the account evalgate's clients use has no
+	// JetStream.
+	ErrNoJetStream = errors.New("embedded: jetstream not enabled for the account")
 )
 
 // storeError marks err as ErrBadStore without changing its text.
@@ -40,6 +44,29 @@ type storeError struct{ err error }
 
 func (e storeError) Error() string   { return e.err.Error() }
 func (e storeError) Unwrap() []error { return []error{e.err, ErrBadStore} }
+
+// NoJetStreamError says which accounts lack JetStream. It matches
+// ErrNoJetStream.
+type NoJetStreamError struct {
+	Accounts   []string // the accounts evalgate's clients may use, none with JetStream
+	ConfigFile string   // the config file that defines them
+}
+
+func (e *NoJetStreamError) Error() string {
+	switch {
+	case len(e.Accounts) == 1 && e.Accounts[0] == server.DEFAULT_GLOBAL_ACCOUNT:
+		return fmt.Sprintf("clients use the global account, which has no JetStream because %s defines accounts: "+
+			"put the users in an account with `jetstream: enabled`", e.ConfigFile)
+	case len(e.Accounts) == 1:
+		return fmt.Sprintf("account %s in %s has no JetStream: add `jetstream: enabled` to it "+
+			"(accounts { %s { jetstream: enabled, users: [...] } })", e.Accounts[0], e.ConfigFile, e.Accounts[0])
+	}
+	return fmt.Sprintf("none of the accounts %s in %s has JetStream: add `jetstream: enabled` to the one evalgate uses",
+		strings.Join(e.Accounts, ", "), e.ConfigFile)
+}
+
+// Is makes errors.Is(err, ErrNoJetStream) true.
+func (e *NoJetStreamError) Is(target error) bool { return target == ErrNoJetStream }
 
 // NoAuthError says why a server that should listen beyond loopback would
 // admit clients without credentials. It matches ErrNoAuth.
@@ -349,6 +376,21 @@ func (s *Server) addInternalUser(o *server.Options) error {
 // system account: the one the evalgate streams belong in. nil is the
 // global account.
 func internalAccount(o *server.Options) (*server.Account, error) {
+	accounts := userAccounts(o)
+	if len(accounts) > 1 {
+		names := slices.Sorted(maps.Keys(accounts))
+		return nil, fmt.Errorf("%w: users are in several accounts (%s), so the one for the evalgate streams is not known",
+			ErrNoInternalUser, strings.Join(names, ", "))
+	}
+	for _, a := range accounts {
+		return a, nil
+	}
+	return nil, nil
+}
+
+// userAccounts maps the names of the accounts o's users and nkeys are in,
+// outside the system account, to the accounts (nil for the global one).
+func userAccounts(o *server.Options) map[string]*server.Account {
 	sys := o.SystemAccount
 	if sys == "" {
 		sys = server.DEFAULT_SYSTEM_ACCOUNT
@@ -369,15 +411,34 @@ func internalAccount(o *server.Options) (*server.Account, error) {
 	for _, u := range o.Nkeys {
 		note(u.Account)
 	}
-	if len(accounts) > 1 {
-		names := slices.Sorted(maps.Keys(accounts))
-		return nil, fmt.Errorf("%w: users are in several accounts (%s), so the one for the evalgate streams is not known",
-			ErrNoInternalUser, strings.Join(names, ", "))
+	return accounts
+}
+
+// checkJetStream returns a *NoJetStreamError when none of the accounts
+// evalgate's clients can land in under o has JetStream on ns (a config
+// file that defines accounts enables it only where it says so). Accounts
+// decided outside o (operator JWTs, an auth callout) are not checked.
+func (s *Server) checkJetStream(ns *server.Server, o *server.Options) error {
+	if externalAuth(o) != "" {
+		return nil
 	}
-	for _, a := range accounts {
-		return a, nil
+	names := slices.Sorted(maps.Keys(userAccounts(o)))
+	if len(names) == 0 {
+		names = []string{server.DEFAULT_GLOBAL_ACCOUNT} // no users, or a token
 	}
-	return nil, nil
+	for _, name := range names {
+		acc := ns.GlobalAccount()
+		if name != server.DEFAULT_GLOBAL_ACCOUNT {
+			var err error
+			if acc, err = ns.LookupAccount(name); err != nil {
+				continue
+			}
+		}
+		if acc.JetStreamEnabled() {
+			return nil
+		}
+	}
+	return &NoJetStreamError{Accounts: names, ConfigFile: s.opts.ConfigFile}
 }
 
 func isLoopback(host string) bool {
@@ -426,6 +487,10 @@ func (s *Server) start() error {
 			return fmt.Errorf("start nats server: not ready after %s (last error: %s)", readyTimeout, msg)
 		}
 		return fmt.Errorf("start nats server: not ready after %s", readyTimeout)
+	}
+	if err := s.checkJetStream(ns, o); err != nil {
+		ns.Shutdown()
+		return err
 	}
 	if addr := ns.Addr(); addr != nil {
 		if ta, ok := addr.(*net.TCPAddr); ok {

@@ -300,3 +300,39 @@ func TestStartReportsServerFailure(t *testing.T) {
 		t.Errorf("took %s", d)
 	}
 }
+
+// TestStartConfigWithoutJetStream: a config file whose accounts leave
+// evalgate's clients without JetStream fails Start at once, naming the
+// accounts and the fix.
+func TestStartConfigWithoutJetStream(t *testing.T) {
+	for _, tc := range []struct {
+		name, config string
+		want         []string
+	}{
+		{"one account", "accounts { A { users = [ {user: a, password: b} ] } }\n", []string{"account A", "jetstream: enabled"}},
+		{"two accounts", "accounts { A { users = [ {user: a, password: b} ] }, B { users = [ {user: c, password: d} ] } }\n",
+			[]string{"A, B", "jetstream: enabled"}},
+		{"global account", "accounts { A { jetstream: enabled } }\n", []string{"global account", "jetstream: enabled"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Start(Options{StoreDir: t.TempDir(), ConfigFile: writeConfig(t, tc.config)})
+			if err == nil {
+				s.Shutdown()
+			}
+			if !errors.Is(err, ErrNoJetStream) {
+				t.Fatalf("%v, want ErrNoJetStream", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%v: does not say %q", err, w)
+				}
+			}
+		})
+	}
+	// One account with JetStream among several is enough to start.
+	s := start(t, Options{ConfigFile: writeConfig(t, "accounts { A { jetstream: enabled, users = [ {user: a, password: b} ] }, "+
+		"B { users = [ {user: c, password: d} ] } }\n")})
+	if _, err := s.InternalUser(); !errors.Is(err, ErrNoInternalUser) {
+		t.Errorf("internal user: %v", err)
+	}
+}
