@@ -3,9 +3,10 @@
 // listener) and of `evalgate server` (listening, by default on loopback).
 //
 // Its contract: the server never listens beyond loopback unless the caller
-// asks for an explicit non-loopback address, and never beyond loopback
-// without client authentication (judged from the final server options,
-// config file included); the store is a directory the caller owns (never
+// asks for an explicit non-loopback address (or the config file names one:
+// a port alone there means loopback), and never beyond loopback without
+// client authentication (judged from the final server options, config file
+// included); the store is a directory the caller owns (never
 // the shared os.TempDir()/nats default); signals are left to the caller;
 // and in-process clients survive Restart, because they connect through a
 // provider that always forwards to the live server.

@@ -33,11 +33,30 @@ var (
 	// ErrBadStore is matched by the error of Start when StoreDir is not a
 	// directory the server can write to, or cannot be created.
 	ErrBadStore = errors.New("embedded: bad store directory")
+	// ErrInvalidOptions is matched by the errors of Start that come from
+	// the options themselves: an unreadable or invalid config file, a
+	// malformed listen address, settings nats-server refuses.
+	ErrInvalidOptions = errors.New("embedded: invalid options")
+	// ErrListenConflict is returned by Start (matching ErrInvalidOptions
+	// too) when Listen and the config file name different addresses.
+	ErrListenConflict = errors.New("embedded: listen address given twice")
 	// ErrNoJetStream is matched by the error of Start (a
 	// *NoJetStreamError) when the account evalgate's clients use has no
 	// JetStream.
 	ErrNoJetStream = errors.New("embedded: jetstream not enabled for the account")
 )
+
+// optionsError marks err as ErrInvalidOptions, and kind if set, without
+// changing its text.
+type optionsError struct{ err, kind error }
+
+func (e optionsError) Error() string { return e.err.Error() }
+func (e optionsError) Unwrap() []error {
+	if e.kind != nil {
+		return []error{e.err, ErrInvalidOptions, e.kind}
+	}
+	return []error{e.err, ErrInvalidOptions}
+}
 
 // storeError marks err as ErrBadStore without changing its text.
 type storeError struct{ err error }
@@ -86,10 +105,19 @@ func (e *NoAuthError) Is(target error) bool { return target == ErrNoAuth }
 type Options struct {
 	// StoreDir holds JetStream's file store. Required.
 	StoreDir string
-	// Listen is "host:port" for client connections. Empty: no listener at
-	// all (in-process connections only). Port 0 or -1 picks a free port.
+	// Listen is "host:port" for client connections. Port 0 or -1 picks a
+	// free port. A config file that sets another address (listen, or host
+	// and port) is refused (ErrListenConflict). Empty: the config file's
+	// address if it sets one (a port alone listens on 127.0.0.1, not on
+	// nats-server's 0.0.0.0), else DefaultListen.
 	Listen string
-	// AllowNonLoopback must be set to listen on anything but loopback.
+	// DefaultListen is used when neither Listen nor the config file gives
+	// an address. Empty: no listener at all (in-process connections only).
+	DefaultListen string
+	// AllowNonLoopback must be set to listen on anything but loopback
+	// from Listen or DefaultListen. An address from the config file is
+	// explicit enough by itself. Either way, a non-loopback address needs
+	// client authentication (ErrNoAuth).
 	AllowNonLoopback bool
 	// Name is the server name (default "evalgate").
 	Name string
@@ -122,6 +150,8 @@ type Server struct {
 	internal *InternalUser // guarded by mu; nil: no credentials needed
 	noUser   error         // guarded by mu; why there is no internal user
 	tls      bool          // guarded by mu; clients can use TLS
+	listens  bool          // guarded by mu; there is a TCP listener
+	exposed  bool          // guarded by mu; it listens beyond loopback
 }
 
 // InternalUser holds the credentials of the server's internal user, for
@@ -151,13 +181,20 @@ func (s *Server) TLS() bool {
 	return s.tls
 }
 
+// Exposed reports whether the server listens beyond loopback.
+func (s *Server) Exposed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exposed
+}
+
 // readyTimeout bounds how long Start waits for the server.
 const readyTimeout = 30 * time.Second
 
 // Start starts a server and waits until it accepts connections.
 func Start(o Options) (*Server, error) {
 	if o.StoreDir == "" {
-		return nil, errors.New("start nats server: no store directory")
+		return nil, optionsError{err: errors.New("start nats server: no store directory")}
 	}
 	if err := checkStore(o.StoreDir); err != nil {
 		return nil, err
@@ -208,7 +245,7 @@ func (s *Server) serverOptions() (*server.Options, error) {
 	if s.opts.ConfigFile != "" {
 		fo, err := server.ProcessConfigFile(s.opts.ConfigFile)
 		if err != nil {
-			return nil, fmt.Errorf("read nats config %s: %w", s.opts.ConfigFile, err)
+			return nil, optionsError{err: fmt.Errorf("read nats config %s: %w", s.opts.ConfigFile, err)}
 		}
 		o = fo
 		if a := credentialAuth(o); a != "" && !s.acceptedBy(o) {
@@ -241,29 +278,35 @@ func (s *Server) serverOptions() (*server.Options, error) {
 		return nil, err
 	}
 	s.tls = o.TLSConfig != nil
-	if s.opts.Listen == "" {
+	listen, allow, err := s.listenAddress(o)
+	if err != nil {
+		return nil, err
+	}
+	s.listens, s.exposed = listen != "", false
+	if listen == "" {
 		o.DontListen = true
 		o.Host = "127.0.0.1"
 		return o, nil
 	}
-	host, portText, err := net.SplitHostPort(s.opts.Listen)
+	host, portText, err := net.SplitHostPort(listen)
 	if err != nil {
-		return nil, fmt.Errorf("parse listen address %q: %w", s.opts.Listen, err)
+		return nil, optionsError{err: fmt.Errorf("parse listen address %q: %w", listen, err)}
 	}
 	port, err := strconv.Atoi(portText)
-	if err != nil {
-		return nil, fmt.Errorf("parse listen port %q: %w", portText, err)
+	if err != nil || port < -1 || port > 65535 {
+		return nil, optionsError{err: fmt.Errorf("listen address %q: the port must be a number from 0 to 65535 (or -1)", listen)}
 	}
 	if host == "" {
-		return nil, fmt.Errorf("listen address %q: give a host (127.0.0.1 for this machine only)", s.opts.Listen)
+		return nil, optionsError{err: fmt.Errorf("listen address %q: give a host (127.0.0.1 for this machine only)", listen)}
 	}
 	if !isLoopback(host) {
-		if !s.opts.AllowNonLoopback {
-			return nil, fmt.Errorf("listen address %q is not loopback: pass it explicitly to expose the server", s.opts.Listen)
+		if !allow {
+			return nil, optionsError{err: fmt.Errorf("listen address %q is not loopback: pass it explicitly to expose the server", listen)}
 		}
 		if why := admitsAnonymous(o); why != "" {
-			return nil, &NoAuthError{Listen: s.opts.Listen, Why: why}
+			return nil, &NoAuthError{Listen: listen, Why: why}
 		}
+		s.exposed = true
 	}
 	if s.port > 0 {
 		port = s.port // a restart keeps the port clients know
@@ -272,6 +315,48 @@ func (s *Server) serverOptions() (*server.Options, error) {
 	}
 	o.Host, o.Port = host, port
 	return o, nil
+}
+
+// listenAddress picks the address to listen on from Listen, the config
+// file as read into o, and DefaultListen, and says whether it may be
+// beyond loopback.
+func (s *Server) listenAddress(o *server.Options) (listen string, allowNonLoopback bool, err error) {
+	file := ""
+	if o.Host != "" || o.Port != 0 {
+		host, port := o.Host, o.Port
+		if host == "" {
+			host = "127.0.0.1" // evalgate's default, not nats-server's 0.0.0.0
+		}
+		if port == 0 {
+			port = server.DEFAULT_PORT
+		}
+		file = net.JoinHostPort(host, strconv.Itoa(port))
+	}
+	switch {
+	case file == "" && s.opts.Listen != "":
+		return s.opts.Listen, s.opts.AllowNonLoopback, nil
+	case file == "":
+		return s.opts.DefaultListen, s.opts.AllowNonLoopback, nil
+	case s.opts.Listen == "":
+		return file, true, nil // the file asks for it explicitly
+	case !sameAddress(s.opts.Listen, file):
+		return "", false, optionsError{err: fmt.Errorf("listen address %s differs from %s in %s: give it in one place",
+			s.opts.Listen, file, s.opts.ConfigFile), kind: ErrListenConflict}
+	}
+	return s.opts.Listen, s.opts.AllowNonLoopback, nil
+}
+
+// sameAddress reports whether two host:port addresses are written alike
+// (ports compared as numbers).
+func sameAddress(a, b string) bool {
+	ha, pa, errA := net.SplitHostPort(a)
+	hb, pb, errB := net.SplitHostPort(b)
+	if errA != nil || errB != nil {
+		return a == b
+	}
+	na, errA := strconv.Atoi(pa)
+	nb, errB := strconv.Atoi(pb)
+	return ha == hb && errA == nil && errB == nil && na == nb
 }
 
 // externalAuth names the authentication under o that decides identities
@@ -456,7 +541,7 @@ func (s *Server) start() error {
 	}
 	ns, err := server.NewServer(o)
 	if err != nil {
-		return fmt.Errorf("start nats server: %w", err)
+		return optionsError{err: fmt.Errorf("start nats server: %w", err)}
 	}
 	// nats-server reports why it cannot start only in its log (and would
 	// exit the process there if it ran alone): catch that. Start returns
@@ -514,7 +599,10 @@ func (s *Server) InProcessConn() (net.Conn, error) {
 // ClientURL returns the URL TCP clients connect to, or "" without a
 // listener.
 func (s *Server) ClientURL() string {
-	if s.opts.Listen == "" {
+	s.mu.Lock()
+	listens := s.listens
+	s.mu.Unlock()
+	if !listens {
 		return ""
 	}
 	ns := s.live.Load()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -334,5 +335,77 @@ func TestStartConfigWithoutJetStream(t *testing.T) {
 		"B { users = [ {user: c, password: d} ] } }\n")})
 	if _, err := s.InternalUser(); !errors.Is(err, ErrNoInternalUser) {
 		t.Errorf("internal user: %v", err)
+	}
+}
+
+// freePort returns a port nothing listens on (for the moment).
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestConfigListen: a config file's listen address is used when Listen
+// is not given (a port alone on loopback), is judged by the same rules,
+// and cannot be contradicted by Listen.
+func TestConfigListen(t *testing.T) {
+	port := freePort(t)
+	for _, tc := range []struct {
+		name, config, listen string
+		wantURL              string
+		want                 error
+	}{
+		{name: "listen", config: fmt.Sprintf("listen: 127.0.0.1:%d\n", port), wantURL: fmt.Sprintf("nats://127.0.0.1:%d", port)},
+		{name: "port alone is loopback", config: fmt.Sprintf("port: %d\n", port), wantURL: fmt.Sprintf("nats://127.0.0.1:%d", port)},
+		{name: "same as Listen", config: fmt.Sprintf("listen: 127.0.0.1:%d\n", port), listen: fmt.Sprintf("127.0.0.1:%d", port),
+			wantURL: fmt.Sprintf("nats://127.0.0.1:%d", port)},
+		{name: "other than Listen", config: fmt.Sprintf("listen: 127.0.0.1:%d\n", port), listen: "127.0.0.1:-1", want: ErrListenConflict},
+		{name: "non-loopback without auth", config: fmt.Sprintf("listen: 0.0.0.0:%d\n", port), want: ErrNoAuth},
+		{name: "host alone without auth", config: "host: 0.0.0.0\n", want: ErrNoAuth},
+		{name: "no listen in the file", config: "max_payload: 2MB\n", wantURL: "nats://127.0.0.1:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Start(Options{StoreDir: t.TempDir(), ConfigFile: writeConfig(t, tc.config), Listen: tc.listen, DefaultListen: "127.0.0.1:-1"})
+			if err == nil {
+				defer s.Shutdown()
+			}
+			if tc.want != nil || err != nil {
+				if !errors.Is(err, tc.want) {
+					t.Fatalf("%v, want %v", err, tc.want)
+				}
+				return
+			}
+			if url := s.ClientURL(); !strings.HasPrefix(url, tc.wantURL) || s.Exposed() {
+				t.Errorf("listens at %q (exposed %v), want %q on loopback", url, s.Exposed(), tc.wantURL)
+			}
+		})
+	}
+	if s := start(t, Options{}); s.ClientURL() == "" || s.Exposed() {
+		t.Errorf("Listen without a config file: %q", s.ClientURL())
+	}
+	s, err := Start(Options{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	if s.ClientURL() != "" {
+		t.Errorf("no address at all listens at %s", s.ClientURL())
+	}
+}
+
+// TestInvalidListen: a malformed listen address is ErrInvalidOptions.
+func TestInvalidListen(t *testing.T) {
+	for _, listen := range []string{":4222", "127.0.0.1:abc", "127.0.0.1:99999", "127.0.0.1"} {
+		s, err := Start(Options{StoreDir: t.TempDir(), Listen: listen})
+		if err == nil {
+			s.Shutdown()
+		}
+		if !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("%q: %v, want ErrInvalidOptions", listen, err)
+		}
 	}
 }
