@@ -20,12 +20,13 @@ func serverCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "server",
 		Usage: "run a standalone JetStream server for workers and coordinators (small deployments, dev boxes)",
-		Description: "Listens on 127.0.0.1 unless --listen says otherwise; a non-loopback address needs " +
-			"client authentication: --user/--password, --token, or users, nkeys, a token, operator JWTs or " +
-			"verified client certificates in a --config file (not both the flags and the file). " +
-			"The accounts of the file's users need `jetstream: enabled`. Creates the evalgate streams.",
+		Description: "Listens on 127.0.0.1 unless --listen, or a listen address in --config, says otherwise " +
+			"(not both, unless they agree); a non-loopback address needs client authentication: --user/--password, " +
+			"--token, or users, nkeys, a token, operator JWTs or verified client certificates in a --config file " +
+			"(not both the flags and the file). The accounts of the file's users need `jetstream: enabled`. " +
+			"Creates the evalgate streams.",
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:4222", Usage: "host:port for clients"},
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:4222", Usage: "host:port for clients (without it, a listen address in --config takes the default's place)"},
 			&cli.StringFlag{Name: "store", Value: "evalgate-data", Usage: "JetStream store directory"},
 			&cli.StringFlag{Name: "config", Usage: "nats-server configuration file (auth, TLS, limits)"},
 			&cli.StringFlag{Name: "user", Usage: "require this user name", EnvVars: []string{"EVALGATE_SERVER_USER"}},
@@ -43,8 +44,14 @@ func serverCommand() *cli.Command {
 				StoreDir: c.String("store"), ConfigFile: c.String("config"), SyncAlways: c.Bool("sync-always"),
 				Token: c.String("token"), User: c.String("user"), Password: c.String("password"), Logger: &log,
 			}
+			// Without --listen, a listen address in --config wins over
+			// the flag's default.
 			listen := c.String("listen")
-			o.Listen = listen
+			if c.IsSet("listen") {
+				o.Listen = listen
+			} else {
+				o.DefaultListen = listen
+			}
 			host, portText, err := net.SplitHostPort(listen)
 			if err != nil {
 				return usagef("--listen %q: %v", listen, err)
@@ -69,11 +76,17 @@ func serverCommand() *cli.Command {
 			var noAuth *embedded.NoAuthError
 			switch {
 			case errors.As(err, &noAuth):
-				return usagef("--listen %s exposes the queue beyond this machine, but %s: require authentication with --user/--password, "+
-					"--token, or an authorization block (users, nkeys, token) or verified client certificates in --config", listen, noAuth.Why)
+				where := "--listen " + noAuth.Listen
+				if !c.IsSet("listen") {
+					where = fmt.Sprintf("listen address %s in --config %s", noAuth.Listen, c.String("config"))
+				}
+				return usagef("%s exposes the queue beyond this machine, but %s: require authentication with --user/--password, "+
+					"--token, or an authorization block (users, nkeys, token) or verified client certificates in --config", where, noAuth.Why)
 			case errors.Is(err, embedded.ErrAuthConflict):
 				return usagef("--config %s configures client authentication itself: drop --user/--password and --token "+
 					"(and EVALGATE_SERVER_USER, EVALGATE_SERVER_TOKEN), or move them into the file", c.String("config"))
+			case errors.Is(err, embedded.ErrListenConflict):
+				return usagef("--listen and --config: %v", err)
 			case errors.Is(err, embedded.ErrNoJetStream):
 				return usageError{err}
 			case errors.Is(err, embedded.ErrBadStore):

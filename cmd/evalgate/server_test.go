@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"regexp"
 	"strings"
 	"sync"
@@ -195,5 +197,34 @@ func TestServerFlagUsage(t *testing.T) {
 		if code != exitBadInput || p.url != "" {
 			t.Errorf("%q: exit %d, server at %q; want exit 2:\n%s", args, code, p.url, p.stderr)
 		}
+	}
+}
+
+// TestServerConfigListen: without --listen, the config file's listen
+// address is used, and judged like --listen (a non-loopback one needs
+// authentication); with both, they must agree.
+func TestServerConfigListen(t *testing.T) {
+	dir := t.TempDir()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	cfg := write(t, dir, "listen.conf", "listen: "+addr+"\n")
+	p, code := startServerCmd(t, "--store", t.TempDir(), "--config", cfg)
+	if p.url != "nats://"+addr {
+		t.Fatalf("server at %q (exit %d), want nats://%s:\n%s", p.url, code, addr, p.stderr)
+	}
+	// The others are refused before they listen: no clash on the port.
+	exposed := write(t, dir, "exposed.conf", fmt.Sprintf("listen: 0.0.0.0:%d\n", port))
+	p, code = startServerCmd(t, "--store", t.TempDir(), "--config", exposed)
+	if code != exitBadInput || !strings.Contains(p.stderr.String(), "exposes the queue beyond this machine") {
+		t.Fatalf("non-loopback listen in --config without auth: exit %d, server at %q:\n%s", code, p.url, p.stderr)
+	}
+	p, code = startServerCmd(t, "--store", t.TempDir(), "--config", cfg, "--listen", "127.0.0.1:0")
+	if code != exitBadInput || !strings.Contains(p.stderr.String(), "give it in one place") {
+		t.Fatalf("--listen and a different one in --config: exit %d, server at %q:\n%s", code, p.url, p.stderr)
 	}
 }
