@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -18,12 +20,13 @@ func serverCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "server",
 		Usage: "run a standalone JetStream server for workers and coordinators (small deployments, dev boxes)",
-		Description: "Listens on 127.0.0.1 unless --listen says otherwise; a non-loopback address needs " +
-			"client authentication: --user/--password, --token, or users, nkeys, a token, operator JWTs or " +
-			"verified client certificates in a --config file (not both the flags and the file). " +
+		Description: "Listens on 127.0.0.1 unless --listen, or a listen address in --config, says otherwise " +
+			"(not both, unless they agree); a non-loopback address needs client authentication: --user/--password, " +
+			"--token, or users, nkeys, a token, operator JWTs or verified client certificates in a --config file " +
+			"(not both the flags and the file). The accounts of the file's users need `jetstream: enabled`. " +
 			"Creates the evalgate streams.",
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:4222", Usage: "host:port for clients"},
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:4222", Usage: "host:port for clients (without it, a listen address in --config takes the default's place)"},
 			&cli.StringFlag{Name: "store", Value: "evalgate-data", Usage: "JetStream store directory"},
 			&cli.StringFlag{Name: "config", Usage: "nats-server configuration file (auth, TLS, limits)"},
 			&cli.StringFlag{Name: "user", Usage: "require this user name", EnvVars: []string{"EVALGATE_SERVER_USER"}},
@@ -37,28 +40,59 @@ func serverCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			host, _, err := net.SplitHostPort(c.String("listen"))
-			if err != nil {
-				return usagef("--listen %q: %v", c.String("listen"), err)
-			}
-			loopback := host == "localhost" || net.ParseIP(host) != nil && net.ParseIP(host).IsLoopback()
-			if c.String("user") != "" && c.String("password") == "" {
-				return usagef("--user needs --password (or EVALGATE_SERVER_PASSWORD)")
-			}
 			o := embedded.Options{
-				StoreDir: c.String("store"), Listen: c.String("listen"), AllowNonLoopback: !loopback,
-				ConfigFile: c.String("config"), MaxPayload: int32(c.Int("max-payload")), SyncAlways: c.Bool("sync-always"),
+				StoreDir: c.String("store"), ConfigFile: c.String("config"), SyncAlways: c.Bool("sync-always"),
 				Token: c.String("token"), User: c.String("user"), Password: c.String("password"), Logger: &log,
 			}
+			// Without --listen, a listen address in --config wins over
+			// the flag's default.
+			listen := c.String("listen")
+			if c.IsSet("listen") {
+				o.Listen = listen
+			} else {
+				o.DefaultListen = listen
+			}
+			host, portText, err := net.SplitHostPort(listen)
+			if err != nil {
+				return usagef("--listen %q: %v", listen, err)
+			}
+			if host == "" {
+				return usagef("--listen %q: give a host (127.0.0.1 for this machine only, 0.0.0.0 for all interfaces)", listen)
+			}
+			if port, err := strconv.Atoi(portText); err != nil || port < -1 || port > 65535 {
+				return usagef("--listen %q: the port must be a number from 0 to 65535 (0: any free port)", listen)
+			}
+			o.AllowNonLoopback = !(host == "localhost" || net.ParseIP(host) != nil && net.ParseIP(host).IsLoopback())
+			switch {
+			case c.String("user") != "" && c.String("password") == "":
+				return usagef("--user needs --password (or EVALGATE_SERVER_PASSWORD)")
+			case c.String("password") != "" && c.String("user") == "":
+				return usagef("--password needs --user (or EVALGATE_SERVER_USER)")
+			case c.Int("max-payload") < 0 || c.Int("max-payload") > math.MaxInt32:
+				return usagef("--max-payload %d: give a size in bytes from 1 to %d (0: the default)", c.Int("max-payload"), math.MaxInt32)
+			}
+			o.MaxPayload = int32(c.Int("max-payload"))
 			srv, err := embedded.Start(o)
 			var noAuth *embedded.NoAuthError
 			switch {
 			case errors.As(err, &noAuth):
-				return usagef("--listen %s exposes the queue beyond this machine, but %s: require authentication with --user/--password, "+
-					"--token, or an authorization block (users, nkeys, token) or verified client certificates in --config", c.String("listen"), noAuth.Why)
+				where := "--listen " + noAuth.Listen
+				if !c.IsSet("listen") {
+					where = fmt.Sprintf("listen address %s in --config %s", noAuth.Listen, c.String("config"))
+				}
+				return usagef("%s exposes the queue beyond this machine, but %s: require authentication with --user/--password, "+
+					"--token, or an authorization block (users, nkeys, token) or verified client certificates in --config", where, noAuth.Why)
 			case errors.Is(err, embedded.ErrAuthConflict):
 				return usagef("--config %s configures client authentication itself: drop --user/--password and --token "+
 					"(and EVALGATE_SERVER_USER, EVALGATE_SERVER_TOKEN), or move them into the file", c.String("config"))
+			case errors.Is(err, embedded.ErrListenConflict):
+				return usagef("--listen and --config: %v", err)
+			case errors.Is(err, embedded.ErrNoJetStream):
+				return usageError{err}
+			case errors.Is(err, embedded.ErrBadStore):
+				return usagef("--store: %v", err)
+			case errors.Is(err, embedded.ErrInvalidOptions):
+				return usageError{err}
 			case err != nil:
 				return err
 			}
@@ -81,7 +115,7 @@ func serverCommand() *cli.Command {
 					return err
 				}
 			}
-			if !loopback && !srv.TLS() {
+			if srv.Exposed() && !srv.TLS() {
 				log.Warn().Msg("listening beyond loopback without TLS: credentials and data travel in clear text (use --config with a tls block)")
 			}
 			fmt.Fprintf(c.App.ErrWriter, "evalgate server: JetStream on %s, store %s\n%s\n", srv.ClientURL(), c.String("store"), streams)

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/evalgate/evalgate/internal/embedded"
 	"github.com/evalgate/evalgate/internal/jsq"
 )
 
@@ -139,5 +142,89 @@ func TestServerWithConfigUsers(t *testing.T) {
 		} else if !errors.Is(err, jsq.ErrUnauthorized) {
 			t.Errorf("%s: %v, want ErrUnauthorized", name, err)
 		}
+	}
+}
+
+// TestServerConfigWithoutJetStream: accounts without JetStream in
+// --config are a configuration error, reported at once (exit 2) with the
+// fix, not after a minute of retries.
+func TestServerConfigWithoutJetStream(t *testing.T) {
+	cfg := write(t, t.TempDir(), "accounts.conf", "accounts { A { users = [ {user: a, password: b} ] } }\n")
+	p, code := startServerCmd(t, "--listen", "127.0.0.1:0", "--store", t.TempDir(), "--config", cfg)
+	if code != exitBadInput || p.url != "" {
+		t.Fatalf("exit %d, server at %q; want exit 2:\n%s", code, p.url, p.stderr)
+	}
+	if out := p.stderr.String(); !strings.Contains(out, "account A") || !strings.Contains(out, "jetstream: enabled") {
+		t.Errorf("unclear message:\n%s", out)
+	}
+}
+
+// TestServerBadStore: a store that is not a directory is bad input
+// (exit 2), reported at once by server and, as embedded.ErrBadStore, by
+// run.
+func TestServerBadStore(t *testing.T) {
+	dir := t.TempDir()
+	file := write(t, dir, "file", "")
+	p, code := startServerCmd(t, "--listen", "127.0.0.1:0", "--store", file)
+	if code != exitBadInput || !strings.Contains(p.stderr.String(), "not a directory") {
+		t.Fatalf("server --store FILE: exit %d:\n%s", code, p.stderr)
+	}
+	g, r := write(t, dir, "g.qrels", goldQrels), write(t, dir, "r.trec", runTREC)
+	var stderr bytes.Buffer
+	err := newApp(io.Discard, &stderr).Run([]string{"evalgate", "run", "--store", file, "--gold", g, "--run", r})
+	if !errors.Is(err, embedded.ErrBadStore) || !strings.Contains(err.Error(), file) {
+		t.Fatalf("run --store FILE: %v, want embedded.ErrBadStore naming the file", err)
+	}
+}
+
+// TestServerFlagUsage: every malformed flag is bad usage (exit 2), found
+// before the server starts.
+func TestServerFlagUsage(t *testing.T) {
+	dir := t.TempDir()
+	bad := write(t, dir, "bad.conf", "max_payload: [\n")
+	for _, args := range [][]string{
+		{"--listen", ":14223"},
+		{"--listen", "localhost:abc"},
+		{"--listen", "127.0.0.1:99999"},
+		{"--listen", "127.0.0.1"},
+		{"--password", "pw"},
+		{"--max-payload", "-1"},
+		{"--max-payload", "3000000000"},
+		{"--max-payload", "100000000"}, // over nats-server's max_pending
+		{"--config", bad},
+	} {
+		p, code := startServerCmd(t, append([]string{"--listen", "127.0.0.1:0", "--store", t.TempDir()}, args...)...)
+		if code != exitBadInput || p.url != "" {
+			t.Errorf("%q: exit %d, server at %q; want exit 2:\n%s", args, code, p.url, p.stderr)
+		}
+	}
+}
+
+// TestServerConfigListen: without --listen, the config file's listen
+// address is used, and judged like --listen (a non-loopback one needs
+// authentication); with both, they must agree.
+func TestServerConfigListen(t *testing.T) {
+	dir := t.TempDir()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	cfg := write(t, dir, "listen.conf", "listen: "+addr+"\n")
+	p, code := startServerCmd(t, "--store", t.TempDir(), "--config", cfg)
+	if p.url != "nats://"+addr {
+		t.Fatalf("server at %q (exit %d), want nats://%s:\n%s", p.url, code, addr, p.stderr)
+	}
+	// The others are refused before they listen: no clash on the port.
+	exposed := write(t, dir, "exposed.conf", fmt.Sprintf("listen: 0.0.0.0:%d\n", port))
+	p, code = startServerCmd(t, "--store", t.TempDir(), "--config", exposed)
+	if code != exitBadInput || !strings.Contains(p.stderr.String(), "exposes the queue beyond this machine") {
+		t.Fatalf("non-loopback listen in --config without auth: exit %d, server at %q:\n%s", code, p.url, p.stderr)
+	}
+	p, code = startServerCmd(t, "--store", t.TempDir(), "--config", cfg, "--listen", "127.0.0.1:0")
+	if code != exitBadInput || !strings.Contains(p.stderr.String(), "give it in one place") {
+		t.Fatalf("--listen and a different one in --config: exit %d, server at %q:\n%s", code, p.url, p.stderr)
 	}
 }

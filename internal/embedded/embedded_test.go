@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -232,4 +234,178 @@ func TestInternalUser(t *testing.T) {
 			t.Fatalf("internal user %v, %v; want ErrNoInternalUser naming the accounts", iu, err)
 		}
 	})
+}
+
+// TestStartBadStore: a store that is not a directory, or cannot be
+// created, fails Start at once with ErrBadStore (nats-server itself would
+// only log it and never become ready); a missing one is created.
+func TestStartBadStore(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, store := range map[string]string{
+		"a regular file": file,
+		"under a file":   filepath.Join(file, "store"),
+	} {
+		s, err := Start(Options{StoreDir: store})
+		if err == nil {
+			s.Shutdown()
+		}
+		if !errors.Is(err, ErrBadStore) || !strings.Contains(err.Error(), store) {
+			t.Errorf("%s: %v, want ErrBadStore naming %s", name, err, store)
+		}
+	}
+	if os.Geteuid() != 0 { // root writes anywhere
+		ro := filepath.Join(dir, "read-only")
+		if err := os.Mkdir(ro, 0o500); err != nil {
+			t.Fatal(err)
+		}
+		if s, err := Start(Options{StoreDir: ro}); !errors.Is(err, ErrBadStore) {
+			if err == nil {
+				s.Shutdown()
+			}
+			t.Errorf("read-only directory: %v, want ErrBadStore", err)
+		}
+	}
+	store := filepath.Join(dir, "new", "store")
+	s, err := Start(Options{StoreDir: store})
+	if err != nil {
+		t.Fatalf("missing store: %v", err)
+	}
+	s.Shutdown()
+	if fi, err := os.Stat(store); err != nil || !fi.IsDir() {
+		t.Errorf("store not created: %v", err)
+	}
+}
+
+// TestStartReportsServerFailure: when nats-server cannot start, Start
+// returns its reason at once rather than waiting for it to be ready.
+func TestStartReportsServerFailure(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	began := time.Now()
+	s, err := Start(Options{StoreDir: t.TempDir(), Listen: busy.Addr().String()})
+	if err == nil {
+		s.Shutdown()
+		t.Fatalf("started on a port in use (%s)", busy.Addr())
+	}
+	if !strings.Contains(err.Error(), "address already in use") {
+		t.Errorf("%v: the server's reason is missing", err)
+	}
+	if d := time.Since(began); d > readyTimeout/2 {
+		t.Errorf("took %s", d)
+	}
+}
+
+// TestStartConfigWithoutJetStream: a config file whose accounts leave
+// evalgate's clients without JetStream fails Start at once, naming the
+// accounts and the fix.
+func TestStartConfigWithoutJetStream(t *testing.T) {
+	for _, tc := range []struct {
+		name, config string
+		want         []string
+	}{
+		{"one account", "accounts { A { users = [ {user: a, password: b} ] } }\n", []string{"account A", "jetstream: enabled"}},
+		{"two accounts", "accounts { A { users = [ {user: a, password: b} ] }, B { users = [ {user: c, password: d} ] } }\n",
+			[]string{"A, B", "jetstream: enabled"}},
+		{"global account", "accounts { A { jetstream: enabled } }\n", []string{"global account", "jetstream: enabled"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Start(Options{StoreDir: t.TempDir(), ConfigFile: writeConfig(t, tc.config)})
+			if err == nil {
+				s.Shutdown()
+			}
+			if !errors.Is(err, ErrNoJetStream) {
+				t.Fatalf("%v, want ErrNoJetStream", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%v: does not say %q", err, w)
+				}
+			}
+		})
+	}
+	// One account with JetStream among several is enough to start.
+	s := start(t, Options{ConfigFile: writeConfig(t, "accounts { A { jetstream: enabled, users = [ {user: a, password: b} ] }, "+
+		"B { users = [ {user: c, password: d} ] } }\n")})
+	if _, err := s.InternalUser(); !errors.Is(err, ErrNoInternalUser) {
+		t.Errorf("internal user: %v", err)
+	}
+}
+
+// freePort returns a port nothing listens on (for the moment).
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestConfigListen: a config file's listen address is used when Listen
+// is not given (a port alone on loopback), is judged by the same rules,
+// and cannot be contradicted by Listen.
+func TestConfigListen(t *testing.T) {
+	port := freePort(t)
+	for _, tc := range []struct {
+		name, config, listen string
+		wantURL              string
+		want                 error
+	}{
+		{name: "listen", config: fmt.Sprintf("listen: 127.0.0.1:%d\n", port), wantURL: fmt.Sprintf("nats://127.0.0.1:%d", port)},
+		{name: "port alone is loopback", config: fmt.Sprintf("port: %d\n", port), wantURL: fmt.Sprintf("nats://127.0.0.1:%d", port)},
+		{name: "same as Listen", config: fmt.Sprintf("listen: 127.0.0.1:%d\n", port), listen: fmt.Sprintf("127.0.0.1:%d", port),
+			wantURL: fmt.Sprintf("nats://127.0.0.1:%d", port)},
+		{name: "other than Listen", config: fmt.Sprintf("listen: 127.0.0.1:%d\n", port), listen: "127.0.0.1:-1", want: ErrListenConflict},
+		{name: "non-loopback without auth", config: fmt.Sprintf("listen: 0.0.0.0:%d\n", port), want: ErrNoAuth},
+		{name: "host alone without auth", config: "host: 0.0.0.0\n", want: ErrNoAuth},
+		{name: "no listen in the file", config: "max_payload: 2MB\n", wantURL: "nats://127.0.0.1:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Start(Options{StoreDir: t.TempDir(), ConfigFile: writeConfig(t, tc.config), Listen: tc.listen, DefaultListen: "127.0.0.1:-1"})
+			if err == nil {
+				defer s.Shutdown()
+			}
+			if tc.want != nil || err != nil {
+				if !errors.Is(err, tc.want) {
+					t.Fatalf("%v, want %v", err, tc.want)
+				}
+				return
+			}
+			if url := s.ClientURL(); !strings.HasPrefix(url, tc.wantURL) || s.Exposed() {
+				t.Errorf("listens at %q (exposed %v), want %q on loopback", url, s.Exposed(), tc.wantURL)
+			}
+		})
+	}
+	if s := start(t, Options{}); s.ClientURL() == "" || s.Exposed() {
+		t.Errorf("Listen without a config file: %q", s.ClientURL())
+	}
+	s, err := Start(Options{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	if s.ClientURL() != "" {
+		t.Errorf("no address at all listens at %s", s.ClientURL())
+	}
+}
+
+// TestInvalidListen: a malformed listen address is ErrInvalidOptions.
+func TestInvalidListen(t *testing.T) {
+	for _, listen := range []string{":4222", "127.0.0.1:abc", "127.0.0.1:99999", "127.0.0.1"} {
+		s, err := Start(Options{StoreDir: t.TempDir(), Listen: listen})
+		if err == nil {
+			s.Shutdown()
+		}
+		if !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("%q: %v, want ErrInvalidOptions", listen, err)
+		}
+	}
 }
