@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 
+	"github.com/evalgate/evalgate/internal/embedded"
 	"github.com/evalgate/evalgate/schema"
 )
 
@@ -112,7 +113,8 @@ func report(err error, stderr io.Writer) int {
 	case schema.IsInvalidInput(err):
 		fmt.Fprintf(stderr, "Error: bad input:\n%v\n", err)
 		return exitBadInput
-	case errors.Is(err, os.ErrNotExist), errors.Is(err, os.ErrPermission), errors.Is(err, syscall.EISDIR):
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, os.ErrPermission), errors.Is(err, syscall.EISDIR),
+		errors.Is(err, embedded.ErrBadStore):
 		fmt.Fprintf(stderr, "Error: %v\n", err)
 		return exitBadInput
 	case errors.Is(err, context.Canceled):

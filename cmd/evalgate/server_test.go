@@ -12,7 +12,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/evalgate/evalgate/internal/embedded"
 	"github.com/evalgate/evalgate/internal/jsq"
 )
 
@@ -170,10 +169,9 @@ func TestServerBadStore(t *testing.T) {
 		t.Fatalf("server --store FILE: exit %d:\n%s", code, p.stderr)
 	}
 	g, r := write(t, dir, "g.qrels", goldQrels), write(t, dir, "r.trec", runTREC)
-	var stderr bytes.Buffer
-	err := newApp(io.Discard, &stderr).Run([]string{"evalgate", "run", "--store", file, "--gold", g, "--run", r})
-	if !errors.Is(err, embedded.ErrBadStore) || !strings.Contains(err.Error(), file) {
-		t.Fatalf("run --store FILE: %v, want embedded.ErrBadStore naming the file", err)
+	code, out, errs := evalgate(t, "run", "--store", file, "--gold", g, "--run", r)
+	if code != exitBadInput || out != "" || !strings.Contains(errs, file+" is not a directory") {
+		t.Fatalf("run --store FILE: exit %d\n%s\n%s", code, out, errs)
 	}
 }
 
