@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/url"
+	"os"
 	"strconv"
 	"time"
 
@@ -118,7 +120,7 @@ func serverCommand() *cli.Command {
 			if srv.Exposed() && !srv.TLS() {
 				log.Warn().Msg("listening beyond loopback without TLS: credentials and data travel in clear text (use --config with a tls block)")
 			}
-			fmt.Fprintf(c.App.ErrWriter, "evalgate server: JetStream on %s, store %s\n%s\n", srv.ClientURL(), c.String("store"), streams)
+			fmt.Fprintf(c.App.ErrWriter, "evalgate server: JetStream on %s, store %s\n%s\n", clientURLs(srv.ClientURL()), c.String("store"), streams)
 			<-c.Context.Done()
 			log.Info().Msg("server stopping")
 			return nil
@@ -135,4 +137,21 @@ func ensureTopology(ctx context.Context, o jsq.Options, t jsq.Topology, log zero
 		defer conn.Close()
 		return conn.EnsureTopology(ctx, t)
 	})
+}
+
+// clientURLs is what to tell clients: a server bound to every interface
+// (0.0.0.0 or ::) is reached through this host's name, not that address.
+func clientURLs(u string) string {
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	if ip := net.ParseIP(parsed.Hostname()); ip == nil || !ip.IsUnspecified() {
+		return u
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return u + " (every interface)"
+	}
+	return fmt.Sprintf("every interface; clients: nats://%s", net.JoinHostPort(host, parsed.Port()))
 }
