@@ -147,8 +147,15 @@ func TestClusterSameBitsAndNodeLoss(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	deadline := time.Now().Add(2 * time.Minute)
 	for status := ""; strings.Count(status, " published ") == 0; status = c.run("run", "--rm", "-T", "coordinator", "status") {
+		select {
+		case err := <-exited:
+			t.Fatalf("the second job ended (%v) before it was seen scoring; last status:\n%s\ncoordinator:\n%s", err, status, errb.String())
+		default:
+		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the second job never reached the published state; last status:\n%s\ncoordinator:\n%s", status, errb.String())
 		}
@@ -156,7 +163,7 @@ func TestClusterSameBitsAndNodeLoss(t *testing.T) {
 	c.run("kill", "nats2")
 	c.run("kill", "worker")
 	c.run("up", "-d", "--scale", "worker=2", "worker")
-	if err := cmd.Wait(); err != nil {
+	if err := <-exited; err != nil {
 		t.Fatalf("coordinator during node loss: %v\n%s", err, errb.String())
 	}
 	s, err := summary.ReadJSON(&out)
