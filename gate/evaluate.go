@@ -424,7 +424,7 @@ func headline(g *summary.Gate) string {
 		r := first(StatusFail)
 		more := ""
 		if n := count(StatusFail) - 1; n > 0 {
-			more = fmt.Sprintf(" (and %d more blocking %s)", n, plural(n, "gate", "gates"))
+			more = fmt.Sprintf(" (and %d more blocking %s)", n, summary.Plural(n, "gate", "gates"))
 		}
 		return "❌ Blocked: " + r.Reasons[0] + more + "." + uncheckedNote(g)
 	case VerdictWarn:
@@ -440,7 +440,7 @@ func headline(g *summary.Gate) string {
 	case n == 0:
 		return fmt.Sprintf("✅ No gate fails, but all %d gates have too few queries for a verdict.", total) + uncheckedNote(g)
 	case skipped > 0:
-		s = fmt.Sprintf("✅ %d of %d gates %s", n, total, plural(n, "passes", "pass"))
+		s = fmt.Sprintf("✅ %d of %d gates %s", n, total, summary.Plural(n, "passes", "pass"))
 	case n == 1:
 		s = "✅ The 1 gate passes"
 	default:
@@ -456,7 +456,7 @@ func headline(g *summary.Gate) string {
 		}
 	}
 	if skipped > 0 {
-		s += fmt.Sprintf("; %d %s too few queries for a verdict", skipped, plural(skipped, "has", "have"))
+		s += fmt.Sprintf("; %d %s too few queries for a verdict", skipped, summary.Plural(skipped, "has", "have"))
 	}
 	return s + "." + uncheckedNote(g)
 }
@@ -477,20 +477,8 @@ func uncheckedNote(g *summary.Gate) string {
 	case noBaseline:
 		return " Regression limits not checked: no baseline."
 	}
-	return fmt.Sprintf(" Regression limit not checked for %d %s: the baseline lacks the value.", n, plural(n, "gate", "gates"))
+	return fmt.Sprintf(" Regression limit not checked for %d %s: the baseline lacks the value.", n, summary.Plural(n, "gate", "gates"))
 }
 
 // queries counts queries: "1 query", "12 queries".
-func queries(n int64) string {
-	if n == 1 {
-		return "1 query"
-	}
-	return fmt.Sprintf("%d queries", n)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
+func queries(n int64) string { return summary.Count(n, "query", "queries") }

@@ -194,7 +194,7 @@ func WriteTrends(w io.Writer, trends []Trend) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	fmt.Fprintf(&b, "%d %s\n\n", trends[0].Runs, plural(trends[0].Runs, "run", "runs"))
+	fmt.Fprintf(&b, "%d %s\n\n", trends[0].Runs, summary.Plural(trends[0].Runs, "run", "runs"))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "measure\tcurrent\tmean\tmin\tmax\tsince first\tsince last\talert")
 	for _, t := range trends {
@@ -207,7 +207,7 @@ func WriteTrends(w io.Writer, trends []Trend) error {
 		n += len(t.Alerts)
 	}
 	if n > 0 {
-		fmt.Fprintf(&b, "\n%d %s\n", n, plural(n, "alert", "alerts"))
+		fmt.Fprintf(&b, "\n%d %s\n", n, summary.Plural(n, "alert", "alerts"))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -13,11 +13,7 @@ import (
 func (s *Summary) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	c := s.Counts
-	queries := "queries"
-	if c.ScoredQueries == 1 {
-		queries = "query"
-	}
-	fmt.Fprintf(&b, "evalgate: %d %s scored (gold set %d, run %d)\n\n", c.ScoredQueries, queries, c.GoldQueries, c.RunQueries)
+	fmt.Fprintf(&b, "evalgate: %s scored (gold set %d, run %d)\n\n", Count(c.ScoredQueries, "query", "queries"), c.GoldQueries, c.RunQueries)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	if s.Baseline == nil {
 		fmt.Fprintf(tw, "measure\tvalue\tn\n")

@@ -269,43 +269,44 @@ func warnings(cfg Config, st ingest.Stats) []string {
 	w := []string{}
 	if n := st.NoRelevant; n > 0 {
 		w = append(w, fmt.Sprintf("%s no relevant document (grade >= %d); %s scored and %s 0 on every relevance measure (use --skip-no-relevant to leave them out)",
-			plural(n, "gold query has", "gold queries have"), cfg.RelLevel, plural0(n, "it is", "they are"), plural0(n, "scores", "score")))
+			Count(n, "gold query has", "gold queries have"), cfg.RelLevel, Plural(n, "it is", "they are"), Plural(n, "scores", "score")))
 	}
 	if n := st.NoRelevantSkipped; n > 0 {
 		w = append(w, fmt.Sprintf("%s without a relevant document (grade >= %d) %s left out (--skip-no-relevant)",
-			plural(n, "gold query", "gold queries"), cfg.RelLevel, plural0(n, "was", "were")))
+			Count(n, "gold query", "gold queries"), cfg.RelLevel, Plural(n, "was", "were")))
 	}
 	if n := st.MissingScored; n > 0 {
 		w = append(w, fmt.Sprintf("%s missing from the run; %s 0 (use --only-run-queries to average over the queries in both files)",
-			plural(n, "gold query is", "gold queries are"), plural0(n, "it scores", "they score")))
+			Count(n, "gold query is", "gold queries are"), Plural(n, "it scores", "they score")))
 	}
 	if left := st.MissingFromRun - st.MissingScored; left > 0 && cfg.Averaging == "run-queries" {
-		w = append(w, fmt.Sprintf("%s missing from the run and left out (--only-run-queries)", plural(left, "gold query is", "gold queries are")))
+		w = append(w, fmt.Sprintf("%s missing from the run and left out (--only-run-queries)", Count(left, "gold query is", "gold queries are")))
 	}
 	if n := st.RunOnlyQueries; n > 0 {
 		w = append(w, fmt.Sprintf("%s of the run %s not in the gold set (e.g. %q); %s not scored",
-			plural(n, "query", "queries"), plural0(n, "is", "are"), st.RunOnlyExample, plural0(n, "it is", "they are")))
+			Count(n, "query", "queries"), Plural(n, "is", "are"), st.RunOnlyExample, Plural(n, "it is", "they are")))
 	}
 	if st.DuplicateDocs > 0 {
 		w = append(w, fmt.Sprintf("%s in %s of the run; the best-ranked occurrence was kept (trec_eval and --strict refuse such runs)",
-			plural(st.DuplicateDocs, "duplicate doc id", "duplicate doc ids"), plural(st.QueriesWithDupes, "query", "queries")))
+			Count(st.DuplicateDocs, "duplicate doc id", "duplicate doc ids"), Count(st.QueriesWithDupes, "query", "queries")))
 	}
 	if n := st.GoldDuplicates; n > 0 {
-		w = append(w, fmt.Sprintf("%s repeated identically in the gold set; each counts once", plural(n, "judgment is", "judgments are")))
+		w = append(w, fmt.Sprintf("%s repeated identically in the gold set; each counts once", Count(n, "judgment is", "judgments are")))
 	}
 	return w
 }
 
-// plural is "1 query" or "n queries".
-func plural[N int | int64](n N, one, many string) string {
+// Count is n and the noun in the number n asks for: "1 query", "12
+// queries".
+func Count[N int | int64](n N, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// plural0 is one or many, by n.
-func plural0[N int | int64](n N, one, many string) string {
+// Plural is one or many, by n.
+func Plural[N int | int64](n N, one, many string) string {
 	if n == 1 {
 		return one
 	}

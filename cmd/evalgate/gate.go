@@ -147,7 +147,7 @@ func writeComparison(c *cli.Context, runs []string, results []*summary.Summary) 
 	}
 	var b strings.Builder
 	if shared {
-		fmt.Fprintf(&b, "reference: %s (%s)\n\n", runs[0], plural(results[0].Counts.ScoredQueries, "query", "queries"))
+		fmt.Fprintf(&b, "reference: %s (%s)\n\n", runs[0], summary.Count(results[0].Counts.ScoredQueries, "query", "queries"))
 	} else {
 		fmt.Fprintf(&b, "reference: %s, scored on each run's own queries (--only-run-queries): every column pair uses one query set\n\n", runs[0])
 	}
@@ -158,7 +158,7 @@ func writeComparison(c *cli.Context, runs []string, results []*summary.Summary) 
 	}
 	for i, r := range runs[1:] {
 		if !shared {
-			fmt.Fprintf(tw, "\treference on its %s", plural(results[i].Counts.ScoredQueries, "query", "queries"))
+			fmt.Fprintf(tw, "\treference on its %s", summary.Count(results[i].Counts.ScoredQueries, "query", "queries"))
 		}
 		fmt.Fprintf(tw, "\t%s\tΔ\t95%% CI\tp", r)
 	}
@@ -193,14 +193,6 @@ func writeComparison(c *cli.Context, runs []string, results []*summary.Summary) 
 	tw.Flush()
 	_, err := fmt.Fprint(c.App.Writer, b.String())
 	return err
-}
-
-// plural prints n and the noun in the number n asks for.
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 func historyCommand() *cli.Command {
