@@ -102,7 +102,6 @@ func parseObject(l []byte) (jsonObject, int, error) {
 	return o, 0, nil
 }
 
-// jsonID decodes an id: a non-empty string, or a number kept as written.
 // nextQueryObject returns the next line that is a JSON object with a valid
 // query id; the lines it passes over (invalid UTF-8, not an object, no or a
 // bad query id) go to errs. ok is false at the end of the block.
@@ -139,6 +138,7 @@ func nextQueryObject(sc *lineScanner, errs *blockErrors) (o jsonObject, qid stri
 	}
 }
 
+// jsonID decodes an id: a non-empty string, or a number kept as written.
 func jsonID(v json.RawMessage) (string, error) {
 	// An id is a scalarString restricted to strings and numbers, not empty.
 	v = bytes.TrimSpace(v)
