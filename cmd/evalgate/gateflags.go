@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -335,7 +336,8 @@ func (f *fileSet) write() error {
 // exist or is a file. dirs are directories to be created (--report): the
 // nearest existing ancestor must be a directory.
 func checkOutputs(files map[string]string, dirs map[string]string) error {
-	for flag, p := range files {
+	for _, flag := range slices.Sorted(maps.Keys(files)) { // the same error first, every time
+		p := files[flag]
 		if p == "" {
 			continue
 		}
@@ -351,7 +353,8 @@ func checkOutputs(files map[string]string, dirs map[string]string) error {
 			return usagef("--%s %s: %s is not a directory", flag, p, dir)
 		}
 	}
-	for flag, d := range dirs {
+	for _, flag := range slices.Sorted(maps.Keys(dirs)) {
+		d := dirs[flag]
 		if d == "" {
 			continue
 		}
