@@ -25,6 +25,7 @@ var (
 	ErrInvalidBatch  = errors.New("invalid shard batch")
 	ErrWrongFileRole = errors.New("file holds the other kind of data")
 	ErrNoData        = errors.New("no data")
+	ErrLineEnds      = errors.New("unsupported line ends")
 )
 
 // InputError is a problem with one place of an input file.

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-
-	"github.com/klauspost/compress/gzip"
 )
 
 // Format is an input or output file format.
@@ -111,9 +109,9 @@ func DetectFormat(path string) (Format, error) {
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			return FormatAuto, fmt.Errorf("seek %s: %w", path, err)
 		}
-		zr, err := gzip.NewReader(f)
+		zr, err := newGzipReader(f)
 		if err != nil {
-			return FormatAuto, &InputError{File: path, Err: fmt.Errorf("%w: gzip header: %v", ErrCorrupt, err)}
+			return FormatAuto, &InputError{File: path, Err: err}
 		}
 		defer zr.Close()
 		head = make([]byte, 512)

@@ -203,6 +203,7 @@ func FuzzQrels(f *testing.F) {
 		"\r\n\r\n#\n",
 		strings.Repeat("q 0 d -1\nbad\n", 40),
 		"\xef\xbb\xbf301 0 d1 1\n\xef\xbb\xbf302 0 d2 x\n",
+		"\xff\rq 0 d 1\rq 0 d 1\rq 0 d 1\rq 0 d 1\rq 0 d 1\n", // a CR-looking first block, then an LF
 	)
 	p := filepath.Join(f.TempDir(), "in.qrels") // iterations of a process run one at a time
 	f.Fuzz(func(t *testing.T, data []byte) {

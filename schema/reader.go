@@ -33,6 +33,8 @@ type Batch struct {
 	File   string
 	// Lines holds the 1-based source line of each row, for text formats;
 	// nil for Arrow and Parquet, whose rows are numbered from FirstRow.
+	// A batch whose rows come from several places (a regrouped run) has
+	// Lines, with -r for a row r of an Arrow or Parquet file.
 	Lines    []int64
 	FirstRow int64
 }
@@ -40,10 +42,13 @@ type Batch struct {
 // At returns an InputError locating row i of the batch, with err as cause.
 func (b *Batch) At(i int, field string, err error) *InputError {
 	e := &InputError{File: b.File, Field: field, Err: err}
-	if b.Lines != nil {
-		e.Line = b.Lines[i]
-	} else {
+	switch {
+	case b.Lines == nil:
 		e.Row = b.FirstRow + int64(i)
+	case b.Lines[i] < 0:
+		e.Row = -b.Lines[i]
+	default:
+		e.Line = b.Lines[i]
 	}
 	return e
 }

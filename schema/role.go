@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,7 +12,6 @@ import (
 	"github.com/apache/arrow/go/v16/arrow/ipc"
 	"github.com/apache/arrow/go/v16/parquet/file"
 	"github.com/apache/arrow/go/v16/parquet/pqarrow"
-	"github.com/klauspost/compress/gzip"
 )
 
 // DetectRole guesses whether a file holds a gold set or a run from its
@@ -81,9 +81,9 @@ func firstDataLine(path string) ([]byte, error) {
 	var r io.Reader = f
 	br := bufio.NewReader(f)
 	if head, _ := br.Peek(2); bytes.Equal(head, magicGzip) {
-		zr, err := gzip.NewReader(br)
+		zr, err := newGzipReader(br)
 		if err != nil {
-			return nil, &InputError{File: path, Err: fmt.Errorf("%w: gzip header: %v", ErrCorrupt, err)}
+			return nil, &InputError{File: path, Err: err}
 		}
 		defer zr.Close()
 		r = zr
@@ -102,7 +102,11 @@ func firstDataLine(path string) ([]byte, error) {
 		}
 		return bytes.Clone(l), nil
 	}
-	if err := sc.Err(); err != nil {
+	var gz *GzipError
+	switch err := sc.Err(); {
+	case errors.As(err, &gz):
+		return nil, &InputError{File: path, Err: gz}
+	case err != nil:
 		return nil, &InputError{File: path, Err: fmt.Errorf("%w: %v", ErrCorrupt, err)}
 	}
 	return nil, &InputError{File: path, Err: fmt.Errorf("%w: no data lines", ErrMissingField)}

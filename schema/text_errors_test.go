@@ -58,6 +58,10 @@ func TestQrelsErrors(t *testing.T) {
 			{Line: 1, Is: ErrFieldCount, Has: "got 7; this looks like a TREC run line"}}},
 		{"grade word", "q1 0 d1 high\n", []wantErr{{Line: 1, Col: 9, Field: FieldGrade, Is: ErrNumber, Has: `want an integer, got "high"`}}},
 		{"grade float", "q1 0 d1 1.5\n", []wantErr{{Line: 1, Col: 9, Field: FieldGrade, Is: ErrNumber}}},
+		{"grade trec_eval reads otherwise", "q1 0 d1 10e-1\n", []wantErr{{Line: 1, Col: 9, Field: FieldGrade, Is: ErrNumber,
+			Has: `want an integer, got "10e-1" (its value is 1, but trec_eval reads it as 10)`}}},
+		{"grade hex", "q1 0 d1 0x1\n", []wantErr{{Line: 1, Col: 9, Field: FieldGrade, Is: ErrNumber}}},
+		{"grade exponent", "q1 0 d1 1e2\n", []wantErr{{Line: 1, Col: 9, Field: FieldGrade, Is: ErrNumber}}},
 		{"grade digit separator", "q1 0 d1 1_0\n", []wantErr{{Line: 1, Col: 9, Field: FieldGrade, Is: ErrNumber}}},
 		{"grade overflow", "q1 0 d1 2147483648\n", []wantErr{{Line: 1, Col: 9, Field: FieldGrade, Is: ErrNumber}}},
 		{"grade sign only", "q1 0 d1 -\n", []wantErr{{Line: 1, Col: 9, Field: FieldGrade, Is: ErrNumber}}},
@@ -507,11 +511,9 @@ func TestGzipTruncated(t *testing.T) {
 				t.Fatalf("cut at %d: %v", cut, err)
 			}
 			e := es[0]
-			if !errors.Is(e, ErrCorrupt) || e.File != p || e.Line < 1 || e.Line > 20001 {
-				t.Errorf("cut at %d: error %q (line %d)", cut, e, e.Line)
-			}
-			if cut == len(full)/2 && !strings.Contains(e.Error(), "truncated gzip") {
-				t.Errorf("cut at %d: error %q does not say truncated", cut, e)
+			want := fmt.Sprintf("the gzip stream ends early, after %d bytes: the file is truncated", cut)
+			if !errors.Is(e, ErrCorrupt) || e.File != p || !strings.Contains(e.Error(), want) {
+				t.Errorf("cut at %d: error %q, want it to say %q", cut, e, want)
 			}
 		}
 	}
@@ -574,10 +576,21 @@ func TestGzipCorrupt(t *testing.T) {
 		t.Errorf("bad size: %v", err)
 	}
 
+	// Data after the stream is told apart from a stream that ends early,
+	// with the offset where it starts; a second gzip member is data.
 	garbage := append(append([]byte{}, good...), "trailing junk"...)
 	gp := writeFile(t, dir, "garbage.qrels.gz", string(garbage))
-	if _, err := readFile(t, gp, RoleGold, Options{}); !errors.Is(err, ErrCorrupt) || !IsInvalidInput(err) {
-		t.Errorf("trailing garbage: %v", err)
+	want := fmt.Sprintf("%s: corrupt or truncated file: trailing data after the gzip stream, at byte %d: something was appended", gp, len(good))
+	if _, err := readFile(t, gp, RoleGold, Options{}); !errors.Is(err, ErrCorrupt) || !IsInvalidInput(err) || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("trailing garbage: %v\nwant %s", err, want)
+	}
+	two := writeFile(t, dir, "two.qrels.gz", string(good)+string(gzipBytes(t, []byte("q2 0 doc 1\n"))))
+	if c := mustRead(t, two, RoleGold, Options{}); len(c.GoldLong) != 101 {
+		t.Errorf("two gzip members: %d rows, want 101", len(c.GoldLong))
+	}
+	cutSecond := writeFile(t, dir, "cut-second.qrels.gz", string(good)+string(gzipBytes(t, []byte("q2 0 doc 1\n"))[:15]))
+	if _, err := readFile(t, cutSecond, RoleGold, Options{}); err == nil || !strings.Contains(err.Error(), "the gzip stream ends early") {
+		t.Errorf("second member cut: %v", err)
 	}
 
 	// Corrupt the deflate data itself: every variant must be an input
@@ -623,5 +636,52 @@ func TestOpenMissingFile(t *testing.T) {
 	}
 	if _, err := Open(t.Context(), p, RoleGold, Options{Format: Format(99)}); !errors.Is(err, ErrUnknownFormat) {
 		t.Errorf("unknown format: %v", err)
+	}
+}
+
+// Grades written as decimals whose value is an integer are read as that
+// integer, the value trec_eval's atol gives them.
+func TestQrelsDecimalGrades(t *testing.T) {
+	dir := t.TempDir()
+	p := writeFile(t, dir, "g.qrels", "q1 0 d1 1.0\nq1 0 d2 1e0\nq1 0 d3 2.00\nq1 0 d4 -1.0\nq1 0 d5 +3\nq1 0 d6 0E5\n")
+	c := mustRead(t, p, RoleGold, Options{})
+	var got []int32
+	for _, r := range c.GoldLong {
+		got = append(got, r.Grade)
+	}
+	if fmt.Sprint(got) != "[1 1 2 -1 3 0]" {
+		t.Fatalf("grades %v, want [1 1 2 -1 3 0]", got)
+	}
+}
+
+// A file whose lines end in a lone CR (classic Mac OS) is one long line
+// to a reader that splits on LF: it is refused and named as such, in every
+// text format and role, gzipped or not, while CR LF ends are read.
+func TestCROnlyLineEnds(t *testing.T) {
+	dir := t.TempDir()
+	for name, c := range map[string]struct {
+		text string
+		role Role
+	}{
+		"qrels.trec":  {"q1 0 d1 1\rq1 0 d2 2\rq2 0 d3 1\r", RoleGold},
+		"run.trec":    {"q1 Q0 d1 1 9 t\rq1 Q0 d2 2 8 t\r", RoleRun},
+		"gold.jsonl":  {`{"query_id": "q1", "relevant_ids": ["d1"]}` + "\r" + `{"query_id": "q2", "relevant_ids": ["d2"]}` + "\r", RoleGold},
+		"no-end.trec": {"q1 Q0 d1 1 9 t\rq1 Q0 d2 2 8 t", RoleRun},
+	} {
+		for _, gz := range []bool{false, true} {
+			p := writeFile(t, dir, name, c.text)
+			if gz {
+				p = writeFile(t, dir, name+".gz", string(gzipBytes(t, []byte(c.text))))
+			}
+			_, err := readFile(t, p, c.role, Options{})
+			want := p + ":1: unsupported line ends: line ends are CR only (classic Mac); convert to LF"
+			if !errors.Is(err, ErrLineEnds) || !IsInvalidInput(err) || err.Error() != want {
+				t.Errorf("%s: %v\nwant %s", p, err, want)
+			}
+		}
+	}
+	crlf := writeFile(t, dir, "crlf.qrels", "q1 0 d1 1\r\nq1 0 d2 2\r\n")
+	if c := mustRead(t, crlf, RoleGold, Options{}); len(c.GoldLong) != 2 {
+		t.Fatalf("CR LF: %d rows", len(c.GoldLong))
 	}
 }

@@ -99,10 +99,10 @@ func openText(ctx context.Context, path string, form Form, parse blockParser, op
 		return nil, fmt.Errorf("seek %s: %w", path, err)
 	}
 	if n == 2 && bytes.Equal(head, magicGzip) {
-		zr, err := gzip.NewReader(f)
+		zr, err := newGzipReader(f)
 		if err != nil {
 			f.Close()
-			return nil, &InputError{File: path, Err: fmt.Errorf("%w: gzip header: %v", ErrCorrupt, err)}
+			return nil, &InputError{File: path, Err: err}
 		}
 		src = zr
 	}
@@ -149,22 +149,30 @@ func (r *textReader) split(ctx context.Context, src io.Reader, blockSize int, wo
 		buf := *bufp
 		n := copy(buf, carry)
 		var err error
+		tooLong := false
 		for {
 			n, err = fill(src, buf, n)
 			if err == io.EOF {
 				eof, err = true, nil
-				break
 			}
-			if err != nil || bytes.IndexByte(buf[len(carry):n], '\n') >= 0 {
+			if eof || err != nil || bytes.IndexByte(buf[len(carry):n], '\n') >= 0 {
 				break
 			}
 			if len(buf) >= MaxLineBytes {
+				tooLong = true
 				err = &InputError{File: r.file, Line: -1, Err: fmt.Errorf("line longer than %d bytes", MaxLineBytes)}
 				break
 			}
 			grown := make([]byte, 2*len(buf))
 			copy(grown, buf[:n])
 			buf, bufp = grown, &grown
+		}
+		// The first block now holds the first line whole (or the whole
+		// file, or MaxLineBytes of it), whatever the block size, so the
+		// verdict on its line ends does not depend on where blocks end.
+		if first && crOnly(buf[:min(n, MaxLineBytes)]) && (err == nil || tooLong) {
+			// The whole file would read as one line.
+			err = &InputError{File: r.file, Err: fmt.Errorf("%w: line ends are CR only (classic Mac); convert to LF", ErrLineEnds)}
 		}
 		if err != nil {
 			r.send(ctx, pending{err: err})
@@ -194,6 +202,14 @@ func (r *textReader) split(ctx context.Context, src io.Reader, blockSize int, wo
 			return
 		}
 	}
+}
+
+// crOnly reports whether the start of a file b has lines ended by a lone
+// CR (classic Mac OS line ends): a CR before its last byte, and no LF at
+// all. A CR in a file that has LFs is data, or part of a CR LF.
+func crOnly(b []byte) bool {
+	cr := bytes.IndexByte(b, '\r')
+	return cr >= 0 && cr+1 < len(b) && bytes.IndexByte(b, '\n') < 0
 }
 
 // fill reads from src into buf[n:] until buf is full, the input ends
@@ -281,11 +297,16 @@ func (r *textReader) Next(ctx context.Context) (*Batch, error) {
 func (r *textReader) readError(err error) error {
 	ie := &InputError{File: r.file, Line: r.lineBase + 1}
 	var own *InputError
+	var gz *GzipError
 	var corrupt flate.CorruptInputError
 	switch {
 	case errors.As(err, &own):
 		own.Line = r.lineBase + 1
 		return own
+	case errors.As(err, &gz):
+		// It says where, in compressed bytes: the line would be the last
+		// one decoded, which is not where the problem is.
+		return &InputError{File: r.file, Err: gz}
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		ie.Err = fmt.Errorf("%w: compressed stream ends early (truncated gzip?)", ErrCorrupt)
 	case errors.Is(err, gzip.ErrChecksum), errors.Is(err, gzip.ErrHeader), errors.As(err, &corrupt):

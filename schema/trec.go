@@ -233,9 +233,9 @@ func parseQrelsBlock(file string, data []byte) blockResult {
 			errs.add(sc.line, 0, "", fmt.Errorf("%w: want 4 (query_id iteration doc_id grade), got %d%s", ErrFieldCount, n, hint))
 			continue
 		}
-		g, err := parseInt32Fast(fs[3].b)
+		g, err := parseGrade(fs[3].b)
 		if err != nil {
-			errs.add(sc.line, fs[3].col, FieldGrade, fmt.Errorf("%w: want an integer, got %q", ErrNumber, fs[3].b))
+			errs.add(sc.line, fs[3].col, FieldGrade, err)
 			continue
 		}
 		qids.AppendBytes(fs[0].b)
@@ -248,6 +248,38 @@ func parseQrelsBlock(file string, data []byte) blockResult {
 		res.rec = NewRecord(GoldLong(), []arrow.Array{qids.Array(), docs.Array(), Int32Array(grades, nil)}, len(grades))
 	}
 	return errs.result(res)
+}
+
+// parseGrade parses a qrels grade: an integer, or a decimal number whose
+// value is the integer trec_eval reads from it — trec_eval reads grades
+// with atol, which stops at the first character that is not a digit, so
+// "1.0" and "1e0" are 1 to both. Anything else is an error, never a value
+// that differs from trec_eval's: "0.5" is not an integer, and "10e-1" is
+// 1 but 10 to atol.
+func parseGrade(b []byte) (int32, error) {
+	if g, err := parseInt32Fast(b); err == nil {
+		return g, nil
+	}
+	bad := fmt.Errorf("%w: want an integer, got %q", ErrNumber, b)
+	end := 0
+	if end < len(b) && (b[0] == '+' || b[0] == '-') {
+		end++
+	}
+	for end < len(b) && b[end] >= '0' && b[end] <= '9' {
+		end++
+	}
+	prefix, err := parseInt32(b[:end])
+	if err != nil {
+		return 0, bad
+	}
+	v, err := parseScore(b)
+	if err != nil || v != math.Trunc(v) {
+		return 0, bad
+	}
+	if v != float64(prefix) {
+		return 0, fmt.Errorf("%w: want an integer, got %q (its value is %v, but trec_eval reads it as %d)", ErrNumber, b, v, prefix)
+	}
+	return prefix, nil
 }
 
 // parseTRECRunBlock parses TREC run lines:
