@@ -25,7 +25,8 @@ type Baseline struct {
 func (b *Baseline) Ranking(i int32) []uint32 { return b.rankings[i] }
 
 // LoadBaseline joins a baseline run with the gold set and keeps its
-// rankings. A run whose queries are interleaved is read whole.
+// rankings. A run whose queries are interleaved is read again through spill
+// files (Joiner.JoinSpilled).
 func (j *Joiner) LoadBaseline(ctx context.Context, open func() (schema.Reader, error)) (*Baseline, error) {
 	b := &Baseline{rankings: make([][]uint32, j.gold.NumQueries())}
 	h := Handlers{Commit: func(u *Unit) error {
@@ -45,14 +46,14 @@ func (j *Joiner) LoadBaseline(ctx context.Context, open func() (schema.Reader, e
 	cfg := j.cfg
 	cfg.Route, cfg.Baseline, cfg.OnlyRunQueries, cfg.SkipNoRelevant = nil, nil, false, false
 	bj := NewJoiner(j.gold, cfg)
-	for _, buffered := range []bool{false, true} {
+	for _, spilled := range []bool{false, true} {
 		r, err := open()
 		if err != nil {
 			return nil, err
 		}
 		var res *Result
-		if buffered {
-			res, err = bj.JoinBuffered(ctx, r, h)
+		if spilled {
+			res, err = bj.JoinSpilled(ctx, r, h)
 		} else {
 			res, err = bj.Join(ctx, r, h)
 		}

@@ -13,10 +13,11 @@
 // parallel and handed to the caller's Process function in parallel, then to
 // Commit one at a time in input order, so everything downstream is
 // deterministic. Runs are streamed in bounded memory when each query's lines
-// are contiguous (as every common tool writes them); a run whose queries are
-// interleaved makes Join return ErrRunNotGrouped before it commits anything
-// the caller cannot redo, and JoinBuffered handles it by reading the whole
-// run first.
+// are contiguous (as most tools write them); a run whose queries are
+// interleaved makes Join return ErrRunNotGrouped before it commits the unit
+// that would hold a query's late lines, and JoinSpilled reads such a run in
+// two passes through temporary files, still in bounded memory, handing the
+// queries on in gold-set order.
 //
 // Every choice follows trec_eval unless a Config field says otherwise; the
 // counts of what was not scored (queries only in the run, gold queries

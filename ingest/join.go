@@ -3,7 +3,6 @@ package ingest
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/apache/arrow/go/v16/arrow/array"
-	"github.com/zeebo/xxh3"
 
 	"github.com/evalgate/evalgate/schema"
 	"github.com/evalgate/evalgate/shard"
@@ -83,6 +81,14 @@ type Config struct {
 	// Baseline, if set, adds each query's baseline ranking to its row
 	// (schema.PairedShardBatch): the rows compare the run with it.
 	Baseline *Baseline
+	// SpillDir is where JoinSpilled keeps its temporary files (default
+	// os.TempDir()).
+	SpillDir string
+	// Ranked, if set, receives every scored query's ranking as doc ids,
+	// best first, after duplicates and the depth cut (the documents an
+	// LLM judge looks at). It is called from the goroutines that build
+	// units, concurrently; ranked is valid during the call only.
+	Ranked func(gold int32, ranked []string)
 }
 
 func (c Config) withDefaults() Config {
@@ -96,7 +102,7 @@ func (c Config) withDefaults() Config {
 }
 
 // ErrRunNotGrouped is returned by Join when a query's lines are not
-// contiguous in the run; JoinBuffered reads such runs.
+// contiguous in the run; JoinSpilled reads such runs.
 var ErrRunNotGrouped = errors.New("ingest: run is not grouped by query")
 
 // Stats counts what the join saw.
@@ -115,6 +121,10 @@ type Stats struct {
 	DuplicateDocs     int64 // repeated doc ids dropped from rankings
 	QueriesWithDupes  int64 // queries that had at least one
 	DepthTruncated    int64 // entries beyond Depth
+	// BaselineMissing counts the scored queries that have no ranking in
+	// Config.Baseline (absent from the baseline run, or empty there): the
+	// baseline scores 0 on them.
+	BaselineMissing int64
 	// RunOnlyExample is the first query id found only in the run, for
 	// messages.
 	RunOnlyExample string
@@ -125,6 +135,7 @@ func (s *Stats) add(o *Stats) {
 	s.DuplicateDocs += o.DuplicateDocs
 	s.QueriesWithDupes += o.QueriesWithDupes
 	s.DepthTruncated += o.DepthTruncated
+	s.BaselineMissing += o.BaselineMissing
 }
 
 // Unit is a run of consecutive queries, the granule of parallel work.
@@ -201,14 +212,18 @@ type Result struct {
 
 // Join streams the run and hands units to h. It returns ErrRunNotGrouped
 // (before committing the unit that would hold the late lines of a query)
-// when the run's queries are interleaved; call JoinBuffered then.
+// when the run's queries are interleaved; call JoinSpilled then, with a
+// reader opened again.
 func (j *Joiner) Join(ctx context.Context, run schema.Reader, h Handlers) (*Result, error) {
 	return j.join(ctx, run, h, false)
 }
 
-// JoinBuffered reads the whole run before grouping it, so queries may be
-// interleaved; memory grows with the run.
-func (j *Joiner) JoinBuffered(ctx context.Context, run schema.Reader, h Handlers) (*Result, error) {
+// JoinSpilled reads a run whose queries may be interleaved, in bounded
+// memory, through temporary files in Config.SpillDir (about as large as the
+// run), removed when it returns. It gives the units the same rows, stats
+// and digest as Join gives for the same run grouped by query, with the
+// run's queries in gold-set order (Join keeps the run's order).
+func (j *Joiner) JoinSpilled(ctx context.Context, run schema.Reader, h Handlers) (*Result, error) {
 	return j.join(ctx, run, h, true)
 }
 
@@ -217,7 +232,7 @@ type unitJob struct {
 	done chan error
 }
 
-func (j *Joiner) join(ctx context.Context, run schema.Reader, h Handlers, buffered bool) (*Result, error) {
+func (j *Joiner) join(ctx context.Context, run schema.Reader, h Handlers, spilled bool) (*Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	work := make(chan unitJob, j.cfg.Parallelism)
@@ -248,8 +263,8 @@ func (j *Joiner) join(ctx context.Context, run schema.Reader, h Handlers, buffer
 		defer close(order)
 		defer close(work)
 		g := grouper{j: j, work: work, order: order, ctx: ctx, stats: &res.Stats}
-		if buffered {
-			groupErr = g.runBuffered(run)
+		if spilled {
+			groupErr = g.runSpilled(run)
 		} else {
 			groupErr = g.run(run)
 		}
@@ -533,77 +548,14 @@ func (g *grouper) run(r schema.Reader) error {
 	return g.finishGold()
 }
 
-// runBuffered reads the whole run, then groups rows by query in order of
-// first appearance.
-func (g *grouper) runBuffered(r schema.Reader) error {
-	g.init()
-	var batches []*schema.Batch
-	defer func() {
-		for _, b := range batches {
-			b.Release()
-		}
-	}()
-	type ref struct {
-		b   int32
-		row int32
-	}
-	order := map[string]int{}
-	var ids []string
-	var refs [][]ref
-	for {
-		b, err := r.Next(g.ctx)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if err := checkRunForm(b); err != nil {
-			b.Release()
-			return err
-		}
-		batches = append(batches, b)
-		qids := b.Record.Column(0).(*array.String)
-		for i := 0; i < qids.Len(); i++ {
-			q := qids.Value(i)
-			k, ok := order[q]
-			if !ok {
-				k = len(ids)
-				q = strings.Clone(q)
-				order[q] = k
-				ids = append(ids, q)
-				refs = append(refs, nil)
-			} else if b.Form == schema.FormRunList {
-				return b.At(i, schema.FieldQueryID, fmt.Errorf("%w: query %q appears on more than one row", schema.ErrDuplicate, q))
-			}
-			refs[k] = append(refs[k], ref{b: int32(len(batches) - 1), row: int32(i)})
-		}
-	}
-	for k, q := range ids {
-		var segs []segment
-		for _, rf := range refs[k] {
-			b := batches[rf.b]
-			if n := len(segs); n > 0 && segs[n-1].b == b && segs[n-1].hi == int(rf.row) {
-				segs[n-1].hi++
-				continue
-			}
-			segs = append(segs, segment{b: b, lo: int(rf.row), hi: int(rf.row) + 1})
-		}
-		if err := g.finish(q, segs, false); err != nil {
-			return err
-		}
-	}
-	return g.finishGold()
-}
-
 // builder turns a unit's groups into shard-batch rows. One per worker.
 type builder struct {
 	j       *Joiner
 	entries []entry
-	ids     []uint32
-	hashes  []byte
-	ranked  []uint64
-	table   internTable
+	judged  []string // the current query's judged doc ids
+	docs    []string // its ranked doc ids
+	ranked  []string // ... after duplicates and the depth cut, for Config.Ranked
+	ranker  Ranker
 	// routeIdx maps a route to 1 + its index in the unit's Routed (0:
 	// none yet); reset after each unit.
 	routeIdx []int32
@@ -618,8 +570,11 @@ type entry struct {
 
 func newBuilder(j *Joiner) *builder { return &builder{j: j} }
 
-// compareEntries orders by score descending, then doc id descending (byte
-// order), trec_eval's comp_sim_docno.
+// compareByScore orders by score descending, then doc id descending (byte
+// order), trec_eval's comp_sim_docno. Entries equal in both (a repeated
+// doc id) stay in source order: by position, then by rank, which numbers
+// a list row's entries. The order is total, so an unstable sort gives the
+// same result as a stable one.
 func compareByScore(a, b entry) int {
 	if a.score != b.score {
 		if a.score > b.score {
@@ -627,14 +582,35 @@ func compareByScore(a, b entry) int {
 		}
 		return 1
 	}
-	return strings.Compare(b.doc, a.doc)
+	if c := strings.Compare(b.doc, a.doc); c != 0 {
+		return c
+	}
+	return compareSource(a, b)
 }
 
+// compareByRank orders by the rank column, then as compareByScore.
 func compareByRank(a, b entry) int {
 	if c := cmp.Compare(a.rank, b.rank); c != 0 {
 		return c
 	}
 	return compareByScore(a, b)
+}
+
+// compareSource orders entries as the run lists them.
+func compareSource(a, b entry) int {
+	if c := cmp.Compare(sourceOrder(a.pos), sourceOrder(b.pos)); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.rank, b.rank)
+}
+
+// sourceOrder is a position's place in its file: a line (pos > 0), or a
+// row r of an Arrow or Parquet file (pos = -r).
+func sourceOrder(pos int64) int64 {
+	if pos < 0 {
+		return -pos
+	}
+	return pos
 }
 
 func (b *builder) build(u *Unit) error {
@@ -676,49 +652,32 @@ func (b *builder) build(u *Unit) error {
 			return err
 		}
 		grades := gold.Grades(gr.gold)
-		nJudged := len(grades)
-		b.table.reset(nJudged + len(b.entries))
-		for i := 0; i < nJudged; i++ {
-			b.table.lookupOrInsert(gold.Doc(gr.gold, i), uint32(i))
+		qid := gold.QueryID(gr.gold)
+		b.judged = b.judged[:0]
+		for i := range grades {
+			b.judged = append(b.judged, gold.Doc(gr.gold, i))
 		}
-		// seen marks judged ids already ranked (ids ≥ nJudged are new
-		// inserts, so a repeat of one is found with id ≥ nJudged).
-		b.ids = b.ids[:0]
-		b.hashes = binary.LittleEndian.AppendUint64(b.hashes[:0], xxh3.HashString(gold.QueryID(gr.gold)))
-		next := uint32(nJudged)
-		dupes := int64(0)
-		var firstPos map[string]int64
+		b.docs = b.docs[:0]
 		for _, e := range b.entries {
-			id, found := b.table.lookupOrInsert(e.doc, next)
-			if !found {
-				next++
-			} else if id >= uint32(nJudged) || b.isRanked(id) {
-				dupes++
-				if cfg.Strict {
-					if firstPos == nil {
-						firstPos = b.positions()
-					}
-					u.errs.Add(posError(segFile(gr), e.pos, schema.FieldDocID, fmt.Errorf(
-						"%w: doc %q appears twice for query %q (also at %s, ranked higher); trec_eval refuses such runs; without --strict the best-ranked occurrence is kept",
-						schema.ErrDuplicate, e.doc, gold.QueryID(gr.gold), posString(firstPos[e.doc]))))
-				}
-				continue
-			}
-			b.markRanked(id, nJudged)
-			if cfg.Depth > 0 && len(b.ids) >= cfg.Depth {
-				u.stats.DepthTruncated++
-				continue
-			}
-			b.ids = append(b.ids, id)
-			b.hashes = binary.LittleEndian.AppendUint64(b.hashes, xxh3.HashString(e.doc))
+			b.docs = append(b.docs, e.doc)
 		}
-		b.clearRanked()
-		if dupes > 0 {
-			u.stats.DuplicateDocs += dupes
+		rk := b.ranker.Rank(qid, b.judged, b.docs, cfg.Depth)
+		if n := int64(len(rk.Duplicates)); n > 0 {
+			u.stats.DuplicateDocs += n
 			u.stats.QueriesWithDupes++
+			if cfg.Strict {
+				b.refuseDuplicates(u, gr, qid, rk.Duplicates)
+			}
+		}
+		u.stats.DepthTruncated += rk.Truncated
+		if cfg.Ranked != nil {
+			b.ranked = b.ranked[:0]
+			for _, i := range rk.Kept {
+				b.ranked = append(b.ranked, b.docs[i])
+			}
+			cfg.Ranked(gr.gold, b.ranked)
 		}
 		u.stats.RunEntries += int64(len(b.entries))
-		qid := gold.QueryID(gr.gold)
 		rows := &u.Rows
 		if cfg.Route != nil {
 			route := cfg.Route(qid)
@@ -734,14 +693,28 @@ func (b *builder) build(u *Unit) error {
 			u.Gold = append(u.Gold, gr.gold)
 		}
 		if cfg.Baseline != nil {
-			rows.AppendPair(gr.seq, qid, gold.Groups(gr.gold), grades, b.ids, cfg.Baseline.Ranking(gr.gold))
+			if len(cfg.Baseline.Ranking(gr.gold)) == 0 {
+				u.stats.BaselineMissing++
+			}
+			rows.AppendPair(gr.seq, qid, gold.Groups(gr.gold), grades, rk.IDs, cfg.Baseline.Ranking(gr.gold))
 		} else {
-			rows.Append(gr.seq, qid, gold.Groups(gr.gold), grades, b.ids)
+			rows.Append(gr.seq, qid, gold.Groups(gr.gold), grades, rk.IDs)
 		}
-		h := xxh3.Hash128(b.hashes)
-		u.digest = add128(u.digest, [2]uint64{h.Lo, h.Hi})
+		u.digest = add128(u.digest, rk.Digest)
 	}
 	return nil
+}
+
+// refuseDuplicates reports every repeated doc id of a query (--strict),
+// naming both places in the run.
+func (b *builder) refuseDuplicates(u *Unit, gr group, qid string, dupes []int32) {
+	first := b.positions()
+	for _, i := range dupes {
+		e := b.entries[i]
+		u.errs.Add(posError(segFile(gr), e.pos, schema.FieldDocID, fmt.Errorf(
+			"%w: doc %q appears twice for query %q (also at %s, ranked higher); trec_eval refuses such runs; without --strict the best-ranked occurrence is kept",
+			schema.ErrDuplicate, e.doc, qid, posString(first[e.doc]))))
+	}
 }
 
 func segFile(gr group) string {
@@ -761,26 +734,6 @@ func (b *builder) positions() map[string]int64 {
 	}
 	return m
 }
-
-// The judged ids already placed in the ranking are flagged in a bitmap, so
-// a repeat of a judged doc is recognised as a duplicate.
-func (b *builder) isRanked(id uint32) bool {
-	w := int(id / 64)
-	return w < len(b.ranked) && b.ranked[w]&(1<<(id%64)) != 0
-}
-
-func (b *builder) markRanked(id uint32, nJudged int) {
-	if int(id) >= nJudged {
-		return
-	}
-	w := int(id / 64)
-	for len(b.ranked) <= w {
-		b.ranked = append(b.ranked, 0)
-	}
-	b.ranked[w] |= 1 << (id % 64)
-}
-
-func (b *builder) clearRanked() { clear(b.ranked) }
 
 // collect gathers and ranks the entries of one group.
 func (b *builder) collect(u *Unit, gr group) error {
@@ -828,7 +781,7 @@ func (b *builder) collect(u *Unit, gr group) error {
 		cmpFn = compareByRank
 	}
 	if !slices.IsSortedFunc(b.entries, cmpFn) {
-		slices.SortStableFunc(b.entries, cmpFn)
+		slices.SortFunc(b.entries, cmpFn)
 	}
 	return nil
 }

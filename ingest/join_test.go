@@ -1,8 +1,12 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -87,7 +91,7 @@ func join(t *testing.T, g *Gold, runName, run string, cfg Config, buffered bool)
 	j := NewJoiner(g, cfg)
 	var res *Result
 	if buffered {
-		res, err = j.JoinBuffered(context.Background(), r, h)
+		res, err = j.JoinSpilled(context.Background(), r, h)
 	} else {
 		res, err = j.Join(context.Background(), r, h)
 	}
@@ -398,5 +402,208 @@ func TestTags(t *testing.T) {
 	}
 	if got := j.rows[0].groups; !slices.Equal(got, []string{"category=policy", "difficulty=hard"}) {
 		t.Fatalf("groups %v", got)
+	}
+}
+
+// shuffledRun is a run over many queries with duplicates, ties, queries
+// only in the run and gold queries it lacks, as grouped TREC text and as
+// the same lines in a random order.
+func shuffledRun(t *testing.T, seed uint64) (gold, grouped, shuffled string) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	var g, run strings.Builder
+	var lines []string
+	for q := 0; q < 300; q++ {
+		qid := fmt.Sprintf("q%03d", q)
+		if q%17 != 3 { // some queries only in the run
+			for d := 0; d < 1+q%4; d++ {
+				fmt.Fprintf(&g, "%s 0 d%d %d\n", qid, (q+d)%23, (q+d)%3)
+			}
+		}
+		if q%11 == 5 { // some gold queries missing from the run
+			continue
+		}
+		for d := 0; d < 5+q%9; d++ {
+			// d%7 repeats a doc id (a duplicate); scores tie every fourth line.
+			line := fmt.Sprintf("%s Q0 d%d %d %d.%d t\n", qid, (q*3+d%7)%23, d+1, 9-d%4, d%3)
+			run.WriteString(line)
+			lines = append(lines, line)
+		}
+	}
+	rng.Shuffle(len(lines), func(i, j int) { lines[i], lines[j] = lines[j], lines[i] })
+	return g.String(), run.String(), strings.Join(lines, "")
+}
+
+func TestJoinSpilledEqualsGroupedJoin(t *testing.T) {
+	for _, perFile := range []int{2048, 16, 1} {
+		t.Run(fmt.Sprintf("%d queries per file", perFile), func(t *testing.T) {
+			defer func(old int) { spillMinQueries = old }(spillMinQueries)
+			spillMinQueries = perFile
+			gold, grouped, shuffled := shuffledRun(t, uint64(perFile))
+			g := loadGold(t, gold)
+			for _, cfg := range []Config{
+				{RelLevel: 1},
+				{RelLevel: 2, Depth: 4, RankBy: RankByRank},
+				{RelLevel: 1, SkipNoRelevant: true, OnlyRunQueries: true},
+			} {
+				spillDir := t.TempDir()
+				cfg.SpillDir = spillDir
+				want := mustJoin(t, g, grouped, cfg)
+				for _, arrowFile := range []bool{false, true} {
+					name := "run.trec"
+					run := shuffled
+					if arrowFile {
+						// Rows, not lines: positions are negative, in reverse.
+						name, run = "run.arrow", toArrow(t, shuffled)
+					}
+					if _, err := join(t, g, name, run, cfg, false); !errors.Is(err, ErrRunNotGrouped) {
+						t.Fatalf("Join of the shuffled run: %v, want ErrRunNotGrouped", err)
+					}
+					got, err := join(t, g, name, run, cfg, true)
+					if err != nil {
+						t.Fatal(err)
+					}
+					// The example of a query only in the run is the first one
+					// in the file, which the shuffle changed.
+					if g.Lookup(got.stats.RunOnlyExample) >= 0 || !strings.Contains(shuffled, got.stats.RunOnlyExample+" ") {
+						t.Fatalf("run-only example %q", got.stats.RunOnlyExample)
+					}
+					got.stats.RunOnlyExample = want.stats.RunOnlyExample
+					if got.stats != want.stats {
+						t.Fatalf("%+v: stats\n%+v, want\n%+v", cfg, got.stats, want.stats)
+					}
+					// The same rows, in gold-set order, numbered in that order.
+					byID := map[string]row{}
+					for _, r := range want.rows {
+						byID[r.qid] = r
+					}
+					if len(got.rows) != len(want.rows) {
+						t.Fatalf("%d rows, want %d", len(got.rows), len(want.rows))
+					}
+					for i, r := range got.rows {
+						w := byID[r.qid]
+						if r.seq != int64(i) || !slices.Equal(r.run, w.run) || !slices.Equal(r.grades, w.grades) {
+							t.Fatalf("%+v: row %d %+v, want %+v with seq %d", cfg, i, r, w, i)
+						}
+						if i > 0 && g.Lookup(r.qid) < g.Lookup(got.rows[i-1].qid) && r.seq < want.stats.RunQueries-want.stats.RunOnlyQueries {
+							t.Fatalf("row %d (%s) before %s: not in gold order", i, r.qid, got.rows[i-1].qid)
+						}
+					}
+					if left, _ := os.ReadDir(spillDir); len(left) != 0 {
+						t.Fatalf("spill directory not removed: %v", left)
+					}
+				}
+			}
+		})
+	}
+}
+
+// toArrow converts TREC run text to an Arrow IPC file and returns its
+// bytes, in batches of 100 rows.
+func toArrow(t *testing.T, run string) string {
+	t.Helper()
+	r, err := schema.Open(context.Background(), writeFile(t, "run.trec", run), schema.RoleRun, schema.Options{BlockSize: 4000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var out bytes.Buffer
+	w, err := schema.NewRecordWriter(&out, schema.FormatArrow, schema.RunLong())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		b, err := r.Next(context.Background())
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(b.Record); err != nil {
+			t.Fatal(err)
+		}
+		b.Release()
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+func TestJoinSpilledErrorsNameSourceLines(t *testing.T) {
+	defer func(old int) { spillMinQueries = old }(spillMinQueries)
+	spillMinQueries = 1
+	g := loadGold(t, tieGold+"q2 0 b 1\n")
+	// q1's lines are split by q2's; "a" repeats at lines 1 and 4.
+	run := "q1 Q0 a 1 1.0 t\nq2 Q0 b 1 1.0 t\nq1 Q0 c 2 9.0 t\nq1 Q0 a 3 8.0 t\n"
+	spillDir := t.TempDir()
+	_, err := join(t, g, "run.trec", run, Config{RelLevel: 1, Strict: true, SpillDir: spillDir}, true)
+	if !errors.Is(err, schema.ErrDuplicate) {
+		t.Fatalf("strict: %v, want ErrDuplicate", err)
+	}
+	for _, frag := range []string{"run.trec:1:", "also at line 4"} {
+		if !strings.Contains(err.Error(), frag) {
+			t.Errorf("strict error %q lacks %q", err, frag)
+		}
+	}
+	if left, _ := os.ReadDir(spillDir); len(left) != 0 {
+		t.Fatalf("spill directory not removed after an error: %v", left)
+	}
+	// The same run as Arrow rows.
+	_, err = join(t, g, "run.arrow", toArrow(t, run), Config{RelLevel: 1, Strict: true, SpillDir: spillDir}, true)
+	for _, frag := range []string{"run.arrow: row 1:", "also at row 4"} {
+		if err == nil || !strings.Contains(err.Error(), frag) {
+			t.Errorf("strict error %v lacks %q", err, frag)
+		}
+	}
+}
+
+func TestDecodeSpillRefusesTruncatedRecords(t *testing.T) {
+	sp := &spill{per: 1, pending: make([][]byte, 1), files: make([]*os.File, 1)}
+	if err := sp.add(0, -42, 1.5, -7, true, "doc"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.add(0, 3, 2.5, 0, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	rec := sp.pending[0]
+	lines, err := decodeSpill(rec)
+	if err != nil || len(lines) != 2 {
+		t.Fatalf("decode: %v, %d lines", err, len(lines))
+	}
+	if l := lines[0]; l.pos != -42 || l.score != 1.5 || !l.valid || l.rank != -7 || string(rec[l.doc:l.docTo]) != "doc" {
+		t.Fatalf("first record %+v", l)
+	}
+	if l := lines[1]; l.pos != 3 || l.valid || l.doc != l.docTo {
+		t.Fatalf("second record %+v", l)
+	}
+	first := int(lines[0].docTo) // the first record's length: its doc id ends it
+	for n := 1; n < len(rec); n++ {
+		got, err := decodeSpill(rec[:n])
+		switch {
+		case n == first && (err != nil || len(got) != 1):
+			t.Fatalf("the first record alone: %v, %d lines", err, len(got))
+		case n != first && !errors.Is(err, errSpillCorrupt):
+			t.Fatalf("records cut at %d bytes: %v, want errSpillCorrupt", n, err)
+		}
+	}
+}
+
+// TestRankedHandsOnDocIDs: Config.Ranked sees each scored query's ranking
+// as doc ids, in ranking order, without repeats, cut at the depth.
+func TestRankedHandsOnDocIDs(t *testing.T) {
+	g := loadGold(t, tieGold+"q2 0 b 1\n")
+	run := "q1 Q0 a 1 1.0 t\nq1 Q0 c 2 9.0 t\nq1 Q0 a 3 8.0 t\nq1 Q0 z 4 5.0 t\nq2 Q0 y 1 2 t\n"
+	var mu sync.Mutex
+	got := map[string][]string{}
+	cfg := Config{RelLevel: 1, Depth: 2, Ranked: func(gi int32, ranked []string) {
+		mu.Lock()
+		got[g.QueryID(gi)] = slices.Clone(ranked)
+		mu.Unlock()
+	}}
+	mustJoin(t, g, run, cfg)
+	if !slices.Equal(got["q1"], []string{"c", "a"}) || !slices.Equal(got["q2"], []string{"y"}) {
+		t.Fatalf("rankings %v", got)
 	}
 }
