@@ -13,7 +13,11 @@ import (
 func (s *Summary) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	c := s.Counts
-	fmt.Fprintf(&b, "evalgate: %s scored (gold set %d, run %d)\n\n", Count(c.ScoredQueries, "query", "queries"), c.GoldQueries, c.RunQueries)
+	fmt.Fprintf(&b, "evalgate: %s scored (gold set %d, run %d)\n", Count(c.ScoredQueries, "query", "queries"), c.GoldQueries, c.RunQueries)
+	if s.Baseline != nil {
+		fmt.Fprintf(&b, "baseline: %s, %s\n", s.Baseline.Input.Path, s.Baseline.ScoredOn())
+	}
+	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	if s.Baseline == nil {
 		fmt.Fprintf(tw, "measure\tvalue\tn\n")
@@ -30,7 +34,7 @@ func (s *Summary) WriteTable(w io.Writer) error {
 					ci = "[" + Signed(*mc.CILow) + ", " + Signed(*mc.CIHigh) + "]"
 				}
 				if mc.PValue != nil {
-					p = fmt.Sprintf("%.3f", *mc.PValue)
+					p = FormatP(*mc.PValue)
 				}
 			}
 			delta := ""
@@ -58,6 +62,12 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		}
 		tw.Flush()
 	}
+	if r := s.Retrieval; r != nil {
+		r.writeTable(&b)
+	}
+	if s.Judgments != nil && s.Filled != nil {
+		s.writeFilled(&b)
+	}
 	if len(s.Warnings) > 0 {
 		b.WriteString("\nwarnings:\n")
 		for _, x := range s.Warnings {
@@ -84,6 +94,16 @@ func FormatValue(m Measure) string {
 // U+2212 like the gate's reports.
 func Signed(x float64) string {
 	return strings.Replace(fmt.Sprintf("%+.4f", x), "-", "−", 1)
+}
+
+// FormatP writes a p-value the one way every output does: three decimals,
+// and "< 0.001" below that (a randomization test's p-value is never 0, so
+// "0.000" would claim too much).
+func FormatP(p float64) string {
+	if p < 0.001 {
+		return "< 0.001"
+	}
+	return fmt.Sprintf("%.3f", p)
 }
 
 // WriteTREC writes trec_eval-style lines: measure name, "all", value —

@@ -1,13 +1,18 @@
 package summary
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"strings"
 
 	"github.com/evalgate/evalgate/ingest"
 	"github.com/evalgate/evalgate/metric"
+	"github.com/evalgate/evalgate/schema"
 )
 
 // SchemaVersion identifies the JSON layout.
@@ -29,6 +34,15 @@ type Summary struct {
 	// (--baseline-run), and Comparison the paired statistics.
 	Baseline   *Baseline   `json:"baseline,omitempty"`
 	Comparison *Comparison `json:"comparison,omitempty"`
+	// Retrieval describes the live retrieval, when the run came from a
+	// retriever asked during the job (--retriever).
+	Retrieval *Retrieval `json:"retrieval,omitempty"`
+	// Judgments describes the LLM judgments filled into the gold set
+	// (--judgments), and Filled is the evaluation with them: the same
+	// inputs and options, every measure (and the baseline's, and the
+	// comparison) with the LLM judgments added where no human judged.
+	Judgments *Judgments `json:"judgments,omitempty"`
+	Filled    *Summary   `json:"filled,omitempty"`
 	// Gate is the release verdict, when ship criteria were given.
 	Gate *Gate `json:"gate,omitempty"`
 	// Execution describes how the job ran. It is the only part that may
@@ -50,17 +64,25 @@ type Baseline struct {
 	Measures []Measure `json:"measures"`
 	Groups   []Group   `json:"groups"`
 	Warnings []string  `json:"warnings"`
+	// Retrieval describes the live retrieval the baseline's rankings came
+	// from, when it was a retriever asked for them (the reference of
+	// `compare` given with --retriever).
+	Retrieval *Retrieval `json:"retrieval,omitempty"`
 }
 
 // Comparison holds the paired statistics of a run against its baseline.
 type Comparison struct {
 	// Method names the statistics, for readers of the JSON.
-	Method       string              `json:"method"`
-	Confidence   float64             `json:"confidence"`
-	Replicates   int                 `json:"replicates"`
-	Permutations int                 `json:"permutations"`
-	Seed         uint64              `json:"seed"`
-	Measures     []MeasureComparison `json:"measures"`
+	Method       string  `json:"method"`
+	Confidence   float64 `json:"confidence"`
+	Replicates   int     `json:"replicates"`
+	Permutations int     `json:"permutations"`
+	Seed         uint64  `json:"seed"`
+	// HolmComparisons is the number of comparisons against one reference
+	// whose p-values were adjusted together (`compare` with more than two
+	// systems: see MeasureComparison.PValueHolm); 0 when not adjusted.
+	HolmComparisons int                 `json:"holm_comparisons,omitempty"`
+	Measures        []MeasureComparison `json:"measures"`
 	// Regressed lists the queries whose value of RegressedMeasure dropped
 	// most, worst first.
 	RegressedMeasure string           `json:"regressed_measure,omitempty"`
@@ -88,6 +110,10 @@ type MeasureComparison struct {
 	CILow    *float64 `json:"ci_low,omitempty"`
 	CIHigh   *float64 `json:"ci_high,omitempty"`
 	PValue   *float64 `json:"p_value,omitempty"`
+	// PValueHolm is PValue adjusted by Holm's step-down procedure over
+	// the Comparison.HolmComparisons comparisons of the same measure
+	// against the same reference (metric.Holm); nil when not adjusted.
+	PValueHolm *float64 `json:"p_value_holm,omitempty"`
 }
 
 // RegressedQuery is a query that got worse.
@@ -118,7 +144,7 @@ type GateResult struct {
 	Measure       string   `json:"measure"`
 	Tag           string   `json:"tag,omitempty"`
 	Severity      string   `json:"severity"`
-	Status        string   `json:"status"` // pass, fail, warn, not-enough-queries
+	Status        string   `json:"status"` // pass, fail, warn, not-enough-queries, not_checked
 	Value         *float64 `json:"value,omitempty"`
 	Queries       int64    `json:"queries"`
 	Threshold     *float64 `json:"threshold,omitempty"`
@@ -129,7 +155,16 @@ type GateResult struct {
 	CIHigh        *float64 `json:"ci_high,omitempty"`
 	PValue        *float64 `json:"p_value,omitempty"`
 	Regression    string   `json:"regression"` // ok, regressed, not checked: …
-	Reasons       []string `json:"reasons,omitempty"`
+	// Unit is what Value, Threshold, Baseline, Delta and RegressionMax
+	// count: empty for a quality measure (a fraction), "ms" or "queries"
+	// for a cost of a live retrieval (then Threshold is a ceiling and
+	// RegressionMax the largest allowed rise).
+	Unit string `json:"unit,omitempty"`
+	// Judgments is "filled" for a gate on the values with the LLM
+	// judgments filled in (Summary.Filled); empty for the gold set as
+	// given.
+	Judgments string   `json:"judgments,omitempty"`
+	Reasons   []string `json:"reasons,omitempty"`
 }
 
 // Inputs identifies the files evaluated.
@@ -157,6 +192,47 @@ type Config struct {
 	Averaging      string   `json:"averaging"` // "gold-queries" or "run-queries"
 	SkipNoRelevant bool     `json:"skip_no_relevant"`
 	Strict         bool     `json:"strict"`
+}
+
+// ConfigDifference is an option that changes values, set differently in
+// two summaries' configurations.
+type ConfigDifference struct {
+	Option   string // the config field and its flag: "rel_level (--rel-level)"
+	Baseline string // its value in the baseline's configuration
+	Now      string // its value in this one
+}
+
+func (d ConfigDifference) String() string {
+	return fmt.Sprintf("%s %s in the baseline, %s now", d.Option, d.Baseline, d.Now)
+}
+
+// valueOptions are the options of Config that change values, in the
+// order differences are reported. Measure parameters (cutoffs, nDCG's
+// gain) are part of the measure names: a measure scored with other
+// parameters is another measure. An option added to Config that changes
+// values is one more line here.
+var valueOptions = []struct {
+	name  string
+	value func(Config) string
+}{
+	{"rel_level (--rel-level)", func(c Config) string { return strconv.Itoa(int(c.RelLevel)) }},
+	{"rank_by (--rank-by)", func(c Config) string { return c.RankBy }},
+	{"depth (--depth)", func(c Config) string { return strconv.Itoa(c.Depth) }},
+	{"averaging (--only-run-queries)", func(c Config) string { return c.Averaging }},
+	{"skip_no_relevant (--skip-no-relevant)", func(c Config) string { return strconv.FormatBool(c.SkipNoRelevant) }},
+	{"strict (--strict)", func(c Config) string { return strconv.FormatBool(c.Strict) }},
+}
+
+// Differences lists the options that change values and are set
+// differently in baseline than in c.
+func (c Config) Differences(baseline Config) []ConfigDifference {
+	var out []ConfigDifference
+	for _, o := range valueOptions {
+		if b, now := o.value(baseline), o.value(c); b != now {
+			out = append(out, ConfigDifference{Option: o.name, Baseline: b, Now: now})
+		}
+	}
+	return out
 }
 
 // Counts says what was and was not scored.
@@ -266,6 +342,52 @@ func measures(vs []metric.Value) []Measure {
 func Warnings(cfg Config, st ingest.Stats) []string { return warnings(cfg, st) }
 
 func warnings(cfg Config, st ingest.Stats) []string {
+	w := relevanceWarnings(cfg, st)
+	if n := st.MissingScored; n > 0 {
+		w = append(w, fmt.Sprintf("%s missing from the run; %s 0 (use --only-run-queries to average over the queries in both files)",
+			Count(n, "gold query is", "gold queries are"), Plural(n, "it scores", "they score")))
+	}
+	if left := st.MissingFromRun - st.MissingScored; left > 0 && cfg.Averaging == "run-queries" {
+		w = append(w, fmt.Sprintf("%s missing from the run and left out (--only-run-queries)", Count(left, "gold query is", "gold queries are")))
+	}
+	return append(w, fileWarnings(st)...)
+}
+
+// BaselineWarnings returns the warnings of a baseline run scored in the
+// same job, from its counts as the summary records them (BaselineCounts):
+// it is scored on the run's queries, so they say which those are and how
+// many of them the baseline has no ranking for, then what its file holds.
+func BaselineWarnings(cfg Config, st ingest.Stats) []string {
+	w := []string{}
+	if st.ScoredQueries != st.GoldQueries {
+		w = append(w, fmt.Sprintf("the baseline is scored on the run's %s, not on all %d gold queries, so that each query is compared with itself",
+			Count(st.ScoredQueries, "scored query", "scored queries"), st.GoldQueries))
+	}
+	w = append(w, relevanceWarnings(cfg, st)...)
+	if n := st.MissingScored; n > 0 {
+		w = append(w, fmt.Sprintf("%s of the %s %s no ranking in the baseline run; the baseline scores 0 on %s",
+			Count(n, "query", "queries"), Count(st.ScoredQueries, "scored query", "scored queries"), Plural(n, "has", "have"), Plural(n, "it", "them")))
+	}
+	return append(w, fileWarnings(st)...)
+}
+
+// BaselineCounts are the counts of a baseline run scored in the same job
+// as run: what its file holds (base: its queries, entries, duplicates,
+// depth, gold queries it lacks), and what its values were computed on —
+// the run's scored queries, of which those without a baseline ranking
+// score 0.
+func BaselineCounts(base, run ingest.Stats) ingest.Stats {
+	b := base
+	b.ScoredQueries = run.ScoredQueries
+	b.MissingScored = run.BaselineMissing
+	b.NoRelevant, b.NoRelevantSkipped = run.NoRelevant, run.NoRelevantSkipped
+	b.BaselineMissing = 0
+	return b
+}
+
+// relevanceWarnings are the warnings on scored queries without a
+// relevant document.
+func relevanceWarnings(cfg Config, st ingest.Stats) []string {
 	w := []string{}
 	if n := st.NoRelevant; n > 0 {
 		w = append(w, fmt.Sprintf("%s no relevant document (grade >= %d); %s scored and %s 0 on every relevance measure (use --skip-no-relevant to leave them out)",
@@ -275,13 +397,13 @@ func warnings(cfg Config, st ingest.Stats) []string {
 		w = append(w, fmt.Sprintf("%s without a relevant document (grade >= %d) %s left out (--skip-no-relevant)",
 			Count(n, "gold query", "gold queries"), cfg.RelLevel, Plural(n, "was", "were")))
 	}
-	if n := st.MissingScored; n > 0 {
-		w = append(w, fmt.Sprintf("%s missing from the run; %s 0 (use --only-run-queries to average over the queries in both files)",
-			Count(n, "gold query is", "gold queries are"), Plural(n, "it scores", "they score")))
-	}
-	if left := st.MissingFromRun - st.MissingScored; left > 0 && cfg.Averaging == "run-queries" {
-		w = append(w, fmt.Sprintf("%s missing from the run and left out (--only-run-queries)", Count(left, "gold query is", "gold queries are")))
-	}
+	return w
+}
+
+// fileWarnings are the warnings on what a run's file holds that is not
+// scored as written.
+func fileWarnings(st ingest.Stats) []string {
+	var w []string
 	if n := st.RunOnlyQueries; n > 0 {
 		w = append(w, fmt.Sprintf("%s of the run %s not in the gold set (e.g. %q); %s not scored",
 			Count(n, "query", "queries"), Plural(n, "is", "are"), st.RunOnlyExample, Plural(n, "it is", "they are")))
@@ -356,6 +478,18 @@ func groupValue(groups []Group, tag, name string) (float64, int64, bool) {
 	return 0, 0, false
 }
 
+// ScoredOn says what the baseline's values were computed on, for reports:
+// "scored on the same 998 queries (2 of them have no ranking in it and
+// score 0)".
+func (b *Baseline) ScoredOn() string {
+	c := b.Counts
+	out := "scored on the same " + Count(c.ScoredQueries, "query", "queries")
+	if n := c.MissingScored; n > 0 {
+		out += fmt.Sprintf(" (%d of them %s no ranking in it and %s 0)", n, Plural(n, "has", "have"), Plural(n, "scores", "score"))
+	}
+	return out
+}
+
 // Value returns the baseline's overall value of a measure.
 func (b *Baseline) Value(name string) (float64, bool) { return lookup(b.Measures, name) }
 
@@ -409,13 +543,66 @@ func (s *Summary) WriteJSON(w io.Writer) error {
 
 // ReadJSON reads a summary written by WriteJSON, checking its schema.
 func ReadJSON(r io.Reader) (*Summary, error) {
-	var s Summary
-	dec := json.NewDecoder(r)
-	if err := dec.Decode(&s); err != nil {
+	data, err := io.ReadAll(r)
+	if err != nil {
 		return nil, fmt.Errorf("read summary: %w", err)
 	}
+	s, perr := parse(data)
+	if perr != nil {
+		return nil, fmt.Errorf("read summary: %w", perr.Err)
+	}
+	return s, nil
+}
+
+// ReadFile reads the summary in a file. A file that is not a summary is
+// a *schema.InputError naming the file, the line and column and, for
+// JSON that ends early or does not parse, the byte offset.
+func ReadFile(path string) (*Summary, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read summary %s: %w", path, err)
+	}
+	return Parse(path, data)
+}
+
+// Parse reads a summary from data; name names it in errors, which are
+// *schema.InputError as for ReadFile.
+func Parse(name string, data []byte) (*Summary, error) {
+	s, err := parse(data)
+	if err != nil {
+		err.File = name
+		return nil, err
+	}
+	return s, nil
+}
+
+func parse(data []byte) (*Summary, *schema.InputError) {
+	at := func(off int64, err error) *schema.InputError {
+		off = min(max(off, 0), int64(len(data)))
+		line := int64(bytes.Count(data[:off], []byte{'\n'})) + 1
+		col := int(off) - (bytes.LastIndexByte(data[:off], '\n') + 1) + 1
+		return &schema.InputError{Line: line, Column: col, Err: err}
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, &schema.InputError{Err: fmt.Errorf("%w: empty file: want a summary JSON (%s)", schema.ErrNoData, SchemaVersion)}
+	}
+	var s Summary
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch err := json.Unmarshal(data, &s); {
+	case errors.As(err, &syn) && syn.Error() == "unexpected end of JSON input":
+		return nil, at(syn.Offset, fmt.Errorf("%w: the JSON ends early, at byte %d of %d, inside a value (a truncated file?)",
+			schema.ErrCorrupt, syn.Offset, len(data)))
+	case errors.As(err, &syn):
+		return nil, at(syn.Offset-1, fmt.Errorf("%w: invalid JSON at byte %d: %v", schema.ErrCorrupt, syn.Offset, err))
+	case errors.As(err, &typ):
+		return nil, at(typ.Offset, fmt.Errorf("%w: field %q at byte %d: want %v, got JSON %s", schema.ErrTypeMismatch, typ.Field, typ.Offset, typ.Type, typ.Value))
+	case err != nil:
+		return nil, &schema.InputError{Err: fmt.Errorf("%w: %v", schema.ErrCorrupt, err)}
+	}
 	if s.Schema != SchemaVersion {
-		return nil, fmt.Errorf("read summary: schema %q, want %q", s.Schema, SchemaVersion)
+		return nil, &schema.InputError{Line: 1, Field: "schema", Err: fmt.Errorf("%w: schema %q, want %q: not an evalgate summary, or one of another version",
+			schema.ErrTypeMismatch, s.Schema, SchemaVersion)}
 	}
 	return &s, nil
 }
