@@ -99,7 +99,7 @@ func TestSeedCriteriaVerdicts(t *testing.T) {
 				t.Fatalf("comment:\n%s", cb.String())
 			}
 
-			if err := WriteJUnit(&jb, v); err != nil {
+			if err := WriteJUnit(&jb, tc.run); err != nil {
 				t.Fatal(err)
 			}
 			wantFailures := `failures="0"`
@@ -146,7 +146,7 @@ func TestSeverityInWords(t *testing.T) {
 	var tb, cb, jb, hb, js bytes.Buffer
 	_ = WriteTable(&tb, v)
 	_ = WriteComment(&cb, Report{Summary: run, Baseline: base})
-	_ = WriteJUnit(&jb, v)
+	_ = WriteJUnit(&jb, run)
 	_ = WriteHTML(&hb, Report{Summary: run, Baseline: base})
 	_ = run.WriteJSON(&js)
 	for what, c := range map[string]struct {
@@ -238,8 +238,8 @@ func TestPassHeadlineCounts(t *testing.T) {
 		r5 + mrr + legal:    "✅ 2 of 3 gates pass: retrieval recall@5 87.4% (+0.4 points); 1 has too few queries for a verdict.",
 		r5 + legal:          "✅ 1 of 2 gates passes: retrieval recall@5 87.4% (+0.4 points); 1 has too few queries for a verdict.",
 		r5 + legal + policy: "✅ 1 of 3 gates passes: retrieval recall@5 87.4% (+0.4 points); 2 have too few queries for a verdict.",
-		legal:               "✅ No gate fails, but the 1 gate has too few queries for a verdict.",
-		legal + policy:      "✅ No gate fails, but all 2 gates have too few queries for a verdict.",
+		legal:               "➖ No gate fails, but none was checked: the 1 gate has too few queries for a verdict.",
+		legal + policy:      "➖ No gate fails, but none was checked: all 2 gates have too few queries for a verdict.",
 	} {
 		c, err := ParseCriteria("c.yaml", []byte("gates:\n"+gates))
 		if err != nil {
@@ -252,6 +252,91 @@ func TestPassHeadlineCounts(t *testing.T) {
 		if v.Headline != want {
 			t.Errorf("headline %q\nwant     %q", v.Headline, want)
 		}
+	}
+}
+
+// A gate whose only check is a regression limit, without a baseline value
+// to check it against, checked nothing: its status is not_checked in the
+// JSON, every report and the headline — never "pass" — and the exit code
+// stays that of the gates that were checked.
+func TestRegressionOnlyGateNotChecked(t *testing.T) {
+	c, err := ParseCriteria("c.yaml", []byte(`gates:
+  - name: retrieval_recall_at_5
+    threshold: 0.85
+    regression_max: 0.03
+  - name: retrieval_mrr
+    threshold: 0.6
+  - name: recall_guard
+    metric: R@5
+    regression_max: 0.02
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noR5 := sum(0.870, 0.71, "g")
+	noR5.Measures = noR5.Measures[1:]
+	for _, tc := range []struct {
+		name   string
+		base   *summary.Summary
+		reason string
+	}{
+		{"no baseline", nil, "regression not checked: no baseline"},
+		{"baseline lacks the measure", noR5, "regression not checked: the saved summary of run.jsonl has no R@5"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := sum(0.874, 0.70, "g")
+			v, err := Evaluate(c, run, Options{Baseline: tc.base})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var statuses []string
+			for _, r := range v.Gates {
+				statuses = append(statuses, r.Status)
+			}
+			if !slices.Equal(statuses, []string{StatusPass, StatusPass, StatusNotChecked}) || v.Verdict != VerdictPass || v.ExitCode != 0 {
+				t.Fatalf("statuses %v, verdict %s exit %d", statuses, v.Verdict, v.ExitCode)
+			}
+			if !slices.Contains(v.Gates[2].Reasons, tc.reason) {
+				t.Fatalf("reasons %q lack %q", v.Gates[2].Reasons, tc.reason)
+			}
+			if want := "✅ 2 of 3 gates pass, 1 not checked: retrieval recall@5 87.4%"; !strings.HasPrefix(v.Headline, want) {
+				t.Fatalf("headline %q, want it to start %q", v.Headline, want)
+			}
+			run.Gate = v
+			var js, tb, cb, hb, jb bytes.Buffer
+			_ = run.WriteJSON(&js)
+			_ = WriteTable(&tb, v)
+			_ = WriteComment(&cb, Report{Summary: run, Baseline: tc.base})
+			_ = WriteHTML(&hb, Report{Summary: run, Baseline: tc.base})
+			_ = WriteJUnit(&jb, run)
+			for what, want := range map[string]string{
+				js.String(): `"status": "not_checked"`,
+				tb.String(): "recall_guard           R@5",
+				cb.String(): "| ➖ not checked |",
+				hb.String(): `<td class="status-not_checked">not checked</td>`,
+				jb.String(): `<skipped message="` + tc.reason + `"></skipped>`,
+			} {
+				if !strings.Contains(what, want) {
+					t.Errorf("output lacks %q:\n%s", want, what)
+				}
+			}
+			if !regexp.MustCompile(`recall_guard .* not checked\n`).MatchString(tb.String()) {
+				t.Errorf("table does not say not checked:\n%s", tb.String())
+			}
+			if !strings.Contains(jb.String(), `tests="3" failures="0" skipped="1"`) {
+				t.Errorf("junit counts:\n%s", jb.String())
+			}
+		})
+	}
+	// Only such gates: nothing was checked, and the headline says so.
+	only, err := ParseCriteria("c.yaml", []byte("gates:\n  - name: recall_guard\n    metric: R@5\n    regression_max: 0.02\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := Evaluate(only, sum(0.874, 0.70, "g"), Options{})
+	want := "➖ No gate fails, but none was checked: the 1 gate has only a regression limit, and it was not checked. Regression limits not checked: no baseline."
+	if err != nil || v.Headline != want {
+		t.Fatalf("headline %q (%v)\nwant     %q", v.Headline, err, want)
 	}
 }
 
@@ -280,7 +365,7 @@ func TestNoBaselineNoteOnlyForRegressionLimits(t *testing.T) {
 		var tb, cb, jb bytes.Buffer
 		_ = WriteTable(&tb, v)
 		_ = WriteComment(&cb, Report{Summary: run})
-		_ = WriteJUnit(&jb, v)
+		_ = WriteJUnit(&jb, run)
 		if slices.Contains(v.Notes, note) || strings.Contains(v.Headline, "not checked") {
 			t.Errorf("gate %s: notes %q, headline %q", c.Gates[0].Name, v.Notes, v.Headline)
 		}
@@ -318,9 +403,41 @@ func TestRequireBaselineAndGoldChange(t *testing.T) {
 	if _, err := Evaluate(c, sum(0.9, 0.7, "g1"), Options{Baseline: sum(0.9, 0.7, "g2")}); !errors.Is(err, ErrGoldChanged) {
 		t.Fatalf("gold change: %v", err)
 	}
+	// The error names the baseline's file.
+	if _, err := Evaluate(c, sum(0.9, 0.7, "g1"), Options{Baseline: sum(0.9, 0.7, "g2"), BaselineFile: "base.json"}); !errors.Is(err, ErrGoldChanged) ||
+		!strings.HasPrefix(err.Error(), "base.json: gate: the baseline was scored on a different gold set (g2, now g1)") {
+		t.Fatalf("gold change: %v", err)
+	}
 	v, err := Evaluate(c, sum(0.9, 0.7, "g1"), Options{Baseline: sum(0.9, 0.7, "g2"), AllowGoldChange: true})
 	if err != nil || len(v.Notes) == 0 || !strings.Contains(v.Notes[0], "different gold set") {
 		t.Fatalf("allowed gold change: %v %v", v, err)
+	}
+}
+
+// A saved baseline scored with other options that change values is
+// refused like one from another gold set, naming its file and every
+// differing option with both values; --allow-config-change accepts it
+// with a note.
+func TestBaselineScoredDifferently(t *testing.T) {
+	c := seed(t)
+	run, base := sum(0.9, 0.7, "g"), sum(0.6, 0.5, "g")
+	run.Config = summary.Config{RelLevel: 1, RankBy: "score", Averaging: "gold-queries"}
+	base.Config = summary.Config{RelLevel: 2, RankBy: "score", Depth: 10, Averaging: "gold-queries", SkipNoRelevant: true}
+	_, err := Evaluate(c, run, Options{Baseline: base, BaselineFile: "last-release.json"})
+	want := "last-release.json: gate: the baseline was scored with other options: rel_level (--rel-level) 2 in the baseline, 1 now; " +
+		"depth (--depth) 10 in the baseline, 0 now; skip_no_relevant (--skip-no-relevant) true in the baseline, false now; " +
+		"score both with the same options or pass --allow-config-change"
+	if !errors.Is(err, ErrConfigChanged) || !schema.IsInvalidInput(err) || err.Error() != want {
+		t.Fatalf("got  %v\nwant %s", err, want)
+	}
+	v, err := Evaluate(c, run, Options{Baseline: base, AllowConfigChange: true})
+	if err != nil || len(v.Notes) != 1 || !strings.Contains(v.Notes[0], "rel_level (--rel-level) 2 in the baseline, 1 now") {
+		t.Fatalf("allowed: %v %v", v, err)
+	}
+	// The same options: no note, no error.
+	base.Config = run.Config
+	if v, err := Evaluate(c, run, Options{Baseline: base}); err != nil || len(v.Notes) != 0 {
+		t.Fatalf("same options: %v %v", v, err)
 	}
 }
 
@@ -461,6 +578,17 @@ func TestCriteriaErrors(t *testing.T) {
 		"Inf threshold":      {"gates:\n  - name: retrieval_mrr\n    threshold: .inf\n", "want a finite number", 3},
 		"NaN alpha":          {"gates:\n  - name: retrieval_mrr\n    threshold: 0.5\n    alpha: NaN\n", "want a finite number", 4},
 		"min_queries no tag": {"gates:\n  - name: retrieval_mrr\n    threshold: 0.5\n    min_queries: 5\n", "applies to gates with a tag", 2},
+		// A repeated key at any level would drop the first one silently:
+		// a second gates: list replaced the first.
+		"second gates list": {"gates:\n  - name: retrieval_mrr\n    threshold: 0.9\ngates:\n  - name: retrieval_recall_at_5\n    threshold: 0.5\n",
+			`field "gates": repeated key (first at line 1)`, 4},
+		"repeated gate key": {"gates:\n  - name: retrieval_mrr\n    threshold: 0.9\n    threshold: 0.1\n", `field "threshold": repeated key (first at line 3)`, 4},
+		"repeated top key":  {"version: 1\nversion: 1\ngates:\n  - name: retrieval_mrr\n    threshold: 0.9\n", `field "version": repeated key`, 2},
+		"repeated deep key": {"gates:\n  - name: retrieval_mrr\n    threshold: 0.9\n    tag: {a: 1, a: 2}\n", `field "a": repeated key`, 4},
+		// A second document (after ---) was ignored: its gates never ran.
+		"second document": {"gates:\n  - name: retrieval_mrr\n    threshold: 0.1\n---\ngates:\n  - name: retrieval_recall_at_5\n    threshold: 0.99\n",
+			"a second YAML document starts here", 4},
+		"bad second document": {"gates:\n  - name: retrieval_mrr\n    threshold: 0.1\n---\ngates: [\n", "invalid YAML", 5},
 	} {
 		_, err := ParseCriteria("criteria.yaml", []byte(c.yaml))
 		if err == nil {
@@ -508,7 +636,7 @@ func TestTrendsAndAlerts(t *testing.T) {
 		t.Fatalf("R@5 trend %+v", r5)
 	}
 	var b bytes.Buffer
-	if err := WriteTrends(&b, trends); err != nil {
+	if err := WriteTrends(&b, trends, nil); err != nil {
 		t.Fatal(err)
 	}
 	// Four drops in a row: the alert says four, whatever --down-nights.
@@ -531,6 +659,69 @@ func TestTrendsAndAlerts(t *testing.T) {
 
 // The down-trend alert reports the streak the history has, not the
 // --down-nights that set it off.
+// History checks a tag gate's floor on the tag group's values, and names
+// every gate it cannot check instead of passing over it in silence.
+func TestTrendsTagGatesAndUncheckedFloors(t *testing.T) {
+	c, err := ParseCriteria("c.yaml", []byte(`gates:
+  - name: legal_recall
+    metric: R@5
+    tag: category=legal
+    threshold: 0.8
+  - name: policy_recall
+    metric: R@5
+    tag: category=policy
+    min_queries: 400
+    threshold: 0.8
+  - name: ndcg_floor
+    metric: nDCG@10
+    threshold: 0.5
+  - name: hr_recall
+    metric: R@5
+    tag: category=hr
+    threshold: 0.5
+  - name: mrr_guard
+    metric: RR
+    regression_max: 0.02
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hist []*summary.Summary
+	for _, legal := range []float64{0.85, 0.75} {
+		s := sum(0.9, 0.7, "g")
+		s.Groups[0].Measures = []summary.Measure{{Name: "R@5", TRECName: "recall_5", Value: legal, Kind: "mean"}}
+		hist = append(hist, s)
+	}
+	trends := Trends(hist, c, 0)
+	i := slices.IndexFunc(trends, func(t Trend) bool { return t.Tag == "category=legal" })
+	if i < 0 || trends[i].Measure != "R@5" || trends[i].Current != 0.75 ||
+		!slices.Equal(trends[i].Alerts, []string{"below the floor of 80.0% (gate legal_recall)"}) {
+		t.Fatalf("no floor alert for the tag gate: %+v", trends)
+	}
+	if Alerts(trends) != 1 {
+		t.Fatalf("%d alerts, want 1", Alerts(trends))
+	}
+	want := []string{
+		"gate policy_recall (R@5 for category=policy): not checked: not enough queries: 300 with category=policy in the latest run, at least 400 needed",
+		"gate ndcg_floor (nDCG@10): not checked: the latest run has no nDCG@10",
+		"gate hr_recall (R@5 for category=hr): not checked: no query of the latest run has the tag category=hr",
+		"gate mrr_guard (RR): not checked: it has no floor (threshold): history checks floors, not regression limits",
+	}
+	nc := NotChecked(hist, c)
+	if !slices.Equal(nc, want) {
+		t.Fatalf("not checked:\n%s\nwant\n%s", strings.Join(nc, "\n"), strings.Join(want, "\n"))
+	}
+	var b bytes.Buffer
+	if err := WriteTrends(&b, trends, nc); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range append([]string{"R@5 for category=legal  75.0%", "1 alert"}, want...) {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("history output lacks %q:\n%s", w, b.String())
+		}
+	}
+}
+
 func TestDownStreakLength(t *testing.T) {
 	var hist []*summary.Summary
 	for _, r5 := range []float64{0.80, 0.90, 0.88, 0.87, 0.85} { // up, then down 3 runs in a row
@@ -564,7 +755,7 @@ func TestDownStreakLength(t *testing.T) {
 // A history of one run says "1 run".
 func TestOneRun(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteTrends(&b, Trends([]*summary.Summary{sum(0.9, 0.7, "g")}, nil, 3)); err != nil {
+	if err := WriteTrends(&b, Trends([]*summary.Summary{sum(0.9, 0.7, "g")}, nil, 3), nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(b.String(), "1 run\n") {

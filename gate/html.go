@@ -5,6 +5,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/evalgate/evalgate/summary"
@@ -34,7 +35,7 @@ h1{font-size:1.4em} h2{font-size:1.15em;margin-top:2em}
 .pass{background:#dafbe1} .warn{background:#fff8c5} .fail{background:#ffebe9}
 table{border-collapse:collapse;margin:.5em 0} td,th{border:1px solid #d0d7de;padding:.3em .6em;text-align:left;font-variant-numeric:tabular-nums}
 th{background:#f6f8fa} td.num{text-align:right}
-.status-pass{color:#1a7f37;font-weight:600} .status-fail{color:#cf222e;font-weight:600} .status-warn{color:#9a6700;font-weight:600}
+.status-pass{color:#1a7f37;font-weight:600} .status-fail{color:#cf222e;font-weight:600} .status-warn{color:#9a6700;font-weight:600} .status-not_checked,.status-not-enough-queries{color:#57606a;font-weight:600}
 .legend span{display:inline-block;margin-right:1.5em} .sw{display:inline-block;width:1em;height:.6em;margin-right:.4em;vertical-align:middle}
 svg text{font-size:11px;fill:#57606a} svg .title{font-size:13px;fill:#1f2328}
 .notes{color:#57606a}
@@ -65,7 +66,7 @@ func WriteHTML(w io.Writer, r Report) error {
 	fmt.Fprintf(&b, htmlHead, html.EscapeString(title))
 	fmt.Fprintf(&b, "<h1>%s</h1>\n", html.EscapeString(title))
 	fmt.Fprintf(&b, "<p class=\"notes\">%s scored. Gold set <code>%s</code>, run <code>%s</code>%s.</p>\n",
-		queries(s.Counts.ScoredQueries), html.EscapeString(s.Inputs.Gold.Path), html.EscapeString(s.Inputs.Run.Path), baselineNote(base))
+		queries(s.Counts.ScoredQueries), html.EscapeString(s.Inputs.Gold.Path), html.EscapeString(s.Inputs.Run.Path), baselineNote(s, base))
 	if g := s.Gate; g != nil {
 		fmt.Fprintf(&b, "<p class=\"verdict %s\" id=\"verdict\">%s</p>\n", g.Verdict, html.EscapeString(plainHeadline(g.Headline)))
 		writeGateTable(&b, g)
@@ -74,8 +75,7 @@ func WriteHTML(w io.Writer, r Report) error {
 		}
 	}
 	writeMeasureTable(&b, s, base)
-	if len(s.Groups) > 0 {
-		m := primaryMeasure(s)
+	if m := focusMeasure(s); len(s.Groups) > 0 && m != "" {
 		fmt.Fprintf(&b, "<h2>%s per tag</h2>\n", html.EscapeString(Humanize(m)))
 		b.WriteString(legend(base != nil, false))
 		b.WriteString(tagChart(s, base, m))
@@ -88,6 +88,12 @@ func WriteHTML(w io.Writer, r Report) error {
 		fmt.Fprintf(&b, "<h2>Recall@k, k = 1…%d</h2>\n", len(c.Run))
 		b.WriteString(legend(len(bc) > 0, false))
 		b.WriteString(curveChart(c.Run, bc))
+	}
+	if lr := s.Retrieval; lr != nil {
+		writeRetrieval(&b, lr, base)
+	}
+	if s.Judgments != nil && s.Filled != nil {
+		writeFilled(&b, s)
 	}
 	if len(r.History) > 1 {
 		b.WriteString("<h2>Trend</h2>\n")
@@ -116,11 +122,15 @@ func WriteHTML(w io.Writer, r Report) error {
 	return err
 }
 
-func baselineNote(base *baselineSource) string {
+func baselineNote(s *summary.Summary, base *baselineSource) string {
 	if base == nil {
 		return ""
 	}
-	return ", compared with " + html.EscapeString(base.what)
+	note := ", compared with " + html.EscapeString(base.what)
+	if s.Baseline != nil {
+		note += " " + html.EscapeString(s.Baseline.ScoredOn())
+	}
+	return note
 }
 
 func writeGateTable(b *strings.Builder, g *summary.Gate) {
@@ -128,11 +138,11 @@ func writeGateTable(b *strings.Builder, g *summary.Gate) {
 	for _, r := range g.Gates {
 		p := "–"
 		if r.PValue != nil {
-			p = pfmt(*r.PValue)
+			p = summary.FormatP(*r.PValue)
 		}
 		fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td>%s</td><td>%s</td><td class=\"status-%s\">%s</td></tr>\n",
-			html.EscapeString(r.Name), html.EscapeString(r.Measure+tagSuffix(r.Tag)), optPct(r.Value), optPct(r.Baseline), optPoints(r.Delta),
-			ciText(r), p, html.EscapeString(thresholdText(r)), html.EscapeString(ifFails(r)), r.Status, statusWord(r))
+			cells(r.Name, measureLabel(r), gateValue(r, r.Value), gateValue(r, r.Baseline), gateDelta(r),
+				ciText(r), p, thresholdText(r), ifFails(r), r.Status, statusWord(r))...)
 	}
 	b.WriteString("</table>\n")
 	for _, r := range g.Gates {
@@ -149,7 +159,7 @@ func writeMeasureTable(b *strings.Builder, s *summary.Summary, base *baselineSou
 	}
 	b.WriteString("</tr>\n")
 	for _, m := range s.Measures {
-		fmt.Fprintf(b, "<tr><td>%s</td><td class=\"num\">%s</td>", html.EscapeString(m.Name), fmtValue(m))
+		fmt.Fprintf(b, "<tr><td>%s</td><td class=\"num\">%s</td>", cells(m.Name, fmtValue(m))...)
 		if base != nil {
 			bv, found := base.overall(m.Name)
 			if !found {
@@ -160,11 +170,11 @@ func writeMeasureTable(b *strings.Builder, s *summary.Summary, base *baselineSou
 			if mc := s.Comparison.Measure(m.Name); mc != nil {
 				ci = ciRange(mc.CILow, mc.CIHigh)
 				if mc.PValue != nil {
-					p = pfmt(*mc.PValue)
+					p = summary.FormatP(*mc.PValue)
 				}
 			}
 			if m.Kind == "mean" {
-				fmt.Fprintf(b, "<td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td>", pct(bv), points(m.Value-bv), ci, p)
+				fmt.Fprintf(b, "<td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td>", cells(pct(bv), points(m.Value-bv), ci, p)...)
 			} else {
 				fmt.Fprintf(b, "<td class=\"num\">%.0f</td><td></td><td></td><td></td>", bv)
 			}
@@ -174,24 +184,20 @@ func writeMeasureTable(b *strings.Builder, s *summary.Summary, base *baselineSou
 	b.WriteString("</table>\n")
 }
 
+// cells escapes the texts of table cells for HTML ("< 0.001" holds a <).
+func cells(texts ...string) []any {
+	out := make([]any, len(texts))
+	for i, t := range texts {
+		out[i] = html.EscapeString(t)
+	}
+	return out
+}
+
 func fmtValue(m summary.Measure) string {
 	if m.Kind == "sum" {
 		return fmt.Sprintf("%.0f", m.Value)
 	}
 	return pct(m.Value)
-}
-
-// primaryMeasure is the first gated measure, or the first mean measure.
-func primaryMeasure(s *summary.Summary) string {
-	if s.Gate != nil && len(s.Gate.Gates) > 0 {
-		return s.Gate.Gates[0].Measure
-	}
-	for _, m := range s.Measures {
-		if m.Kind == "mean" {
-			return m.Name
-		}
-	}
-	return s.Measures[0].Name
 }
 
 func trendMeasures(s *summary.Summary, c *Criteria) []string {
@@ -202,7 +208,10 @@ func trendMeasures(s *summary.Summary, c *Criteria) []string {
 		}
 		return out
 	}
-	return []string{primaryMeasure(s)}
+	if m := focusMeasure(s); m != "" {
+		return []string{m}
+	}
+	return nil
 }
 
 func floorOf(c *Criteria, m string) *float64 {
@@ -375,4 +384,122 @@ func plainHeadline(h string) string {
 		}
 	}
 	return h
+}
+
+// writeRetrieval writes the live retrieval's section: its costs, the
+// latency table overall and per tag, a latency histogram and the failed
+// queries.
+func writeRetrieval(b *strings.Builder, r *summary.Retrieval, base *baselineSource) {
+	fmt.Fprintf(b, "<h2>Retrieval</h2>\n<p class=\"notes\">Retriever <code>%s</code>: %s.</p>\n",
+		html.EscapeString(r.Retriever.Path), html.EscapeString(r.Line()))
+	b.WriteString("<table id=\"latency\"><tr><th>latency (ms)</th><th>answered</th><th>failed</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th><th>mean</th></tr>\n")
+	row := func(name string, answered, failed int64, l summary.Latency) {
+		fmt.Fprintf(b, "<tr><td>%s</td><td class=\"num\">%d</td><td class=\"num\">%d</td>", html.EscapeString(name), answered, failed)
+		for _, x := range []float64{l.P50, l.P90, l.P95, l.P99, l.Max, l.Mean} {
+			fmt.Fprintf(b, "<td class=\"num\">%.1f</td>", x)
+		}
+		b.WriteString("</tr>\n")
+	}
+	row("all queries", r.Answered, r.Failed, r.Latency)
+	if base != nil && base.retrieval != nil {
+		row("baseline", base.retrieval.Answered, base.retrieval.Failed, base.retrieval.Latency)
+	}
+	for _, g := range r.Groups {
+		row(g.Tag+"="+g.Value, g.Answered, g.Failed, g.Latency)
+	}
+	b.WriteString("</table>\n")
+	if len(r.Histogram) > 0 {
+		b.WriteString(latencyHistogram(r.Histogram, r.Latency))
+	}
+	if len(r.FailedQueries) > 0 {
+		b.WriteString("<h3>Failed queries</h3>\n<ul id=\"failed\">\n")
+		for _, f := range r.FailedQueries {
+			fmt.Fprintf(b, "<li><code>%s</code>: %s</li>\n", html.EscapeString(f.QueryID), html.EscapeString(f.Error))
+		}
+		b.WriteString("</ul>\n")
+	}
+}
+
+// latencyHistogram draws the latency histogram: one bar per bin (bins
+// grow by half each), with the p50 and p95 bins marked.
+func latencyHistogram(bins []summary.LatencyBin, l summary.Latency) string {
+	const width, height, left, bottom = 720, 180, 50, 40
+	most := int64(1)
+	for _, bin := range bins {
+		most = max(most, bin.Count)
+	}
+	barW := float64(width-left) / float64(len(bins))
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg id="latency-histogram" width="%d" height="%d" role="img" aria-label="latency histogram">`+"\n", width, height+bottom)
+	fmt.Fprintf(&b, `<text class="title" x="%d" y="14">Queries by latency (ms)</text>`+"\n", left)
+	lower := 0.0
+	for i, bin := range bins {
+		h := float64(height-30) * float64(bin.Count) / float64(most)
+		x := float64(left) + float64(i)*barW
+		color := colorRun
+		if (l.P95 >= lower && l.P95 < bin.UpToMS) || (l.P50 >= lower && l.P50 < bin.UpToMS) {
+			color = colorBaseline
+		}
+		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s–%s ms: %d</title></rect>`+"\n",
+			x+1, float64(height)-h, max(barW-2, 1), h, color, trimFloat(lower), trimFloat(bin.UpToMS), bin.Count)
+		if i%max(1, len(bins)/8) == 0 {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%d">%s</text>`+"\n", x, height+14, trimFloat(bin.UpToMS))
+		}
+		lower = bin.UpToMS
+	}
+	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s"/>`+"\n", left, height, width, height, colorGrid)
+	fmt.Fprintf(&b, `<text x="%d" y="%d">%d</text>`+"\n", 4, 30, most)
+	b.WriteString("</svg>\n")
+	fmt.Fprintf(&b, `<p class="legend"><span><span class="sw" style="background:%s"></span>queries</span><span><span class="sw" style="background:%s"></span>bins holding p50 and p95</span></p>`+"\n",
+		colorRun, colorBaseline)
+	return b.String()
+}
+
+// trimFloat prints a bin bound without trailing zeros.
+func trimFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+// writeFilled writes the measures with human judgments only and with LLM
+// judgments filled in.
+func writeFilled(b *strings.Builder, s *summary.Summary) {
+	j := s.Judgments
+	fmt.Fprintf(b, "<h2>With LLM judgments filled in</h2>\n<p class=\"notes\">%s.", html.EscapeString(j.Line()))
+	for _, c := range j.Coverage {
+		fmt.Fprintf(b, " %s.", html.EscapeString(upperFirst(c.Line())))
+	}
+	b.WriteString(" LLM labels agree with people less among close systems, where a gate decides.</p>\n")
+	if a := j.Agreement; a != nil {
+		writeAgreement(b, a)
+	}
+	b.WriteString("<table id=\"filled\"><tr><th>measure</th><th>human</th><th>LLM-filled</th><th>change</th></tr>\n")
+	for _, m := range s.Measures {
+		fv, ok := s.Filled.Value(m.Name)
+		if !ok || m.Kind != "mean" {
+			continue
+		}
+		fmt.Fprintf(b, "<tr><td>%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td></tr>\n",
+			html.EscapeString(m.Name), pct(m.Value), pct(fv), points(fv-m.Value))
+	}
+	b.WriteString("</table>\n")
+}
+
+// writeAgreement writes the agreement of re-judged pairs: the sentence and
+// the confusion matrix.
+func writeAgreement(b *strings.Builder, a *summary.Agreement) {
+	fmt.Fprintf(b, "<p>%s.", html.EscapeString(upperFirst(a.Line())))
+	if a.Note != "" {
+		fmt.Fprintf(b, " (%s)", html.EscapeString(a.Note))
+	}
+	b.WriteString("</p>\n<table id=\"agreement\"><tr><th>human \\ LLM</th>")
+	for g := a.MinGrade; g <= a.MaxGrade; g++ {
+		fmt.Fprintf(b, "<th>%d</th>", g)
+	}
+	b.WriteString("</tr>\n")
+	for h, row := range a.Matrix {
+		fmt.Fprintf(b, "<tr><th>%d</th>", a.MinGrade+h)
+		for _, n := range row {
+			fmt.Fprintf(b, "<td class=\"num\">%d</td>", n)
+		}
+		b.WriteString("</tr>\n")
+	}
+	b.WriteString("</table>\n")
 }
