@@ -29,12 +29,16 @@ const (
 	Parquet     Format = "parquet"
 )
 
-// FormatOf picks the format from a file extension.
+// FormatOf picks the format from a file extension: .jsonl (or .ndjson),
+// .tsv, .trec (or .eval), .arrow (or .feather, .ipc), .arrows, .parquet
+// (or .pq). Any other extension is an error, .txt and .json included: a
+// reader would not know what the file holds (TSV or trec_eval lines; JSON
+// Lines is not a JSON document).
 func FormatOf(path string) (Format, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
-	case ".jsonl", ".ndjson", ".json":
+	case ".jsonl", ".ndjson":
 		return JSONL, nil
-	case ".tsv", ".txt":
+	case ".tsv":
 		return TSV, nil
 	case ".trec", ".eval":
 		return TREC, nil
