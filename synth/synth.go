@@ -321,25 +321,7 @@ type jsonlSink struct {
 func (s *jsonlSink) write(qs []Query) error {
 	b := s.buf[:0]
 	for _, q := range qs {
-		b = fmt.Appendf(b, `{"query_id":%q,"query":%q,"relevance_map":{`, q.ID, q.Text)
-		for j, d := range q.Relevant {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = fmt.Appendf(b, "%q:%d", d, q.Grades[j])
-		}
-		b = append(b, '}')
-		if len(q.Tags) > 0 {
-			b = append(b, `,"tags":{`...)
-			for j, t := range q.Tags {
-				if j > 0 {
-					b = append(b, ',')
-				}
-				b = fmt.Appendf(b, "%q:%q", t[0], t[1])
-			}
-			b = append(b, '}')
-		}
-		b = append(b, "}\n"...)
+		b = appendGoldJSONL(b, q)
 	}
 	if _, err := s.gold.Write(b); err != nil {
 		return err
@@ -363,6 +345,30 @@ func (s *jsonlSink) write(qs []Query) error {
 }
 
 func (s *jsonlSink) close() error { return nil }
+
+// appendGoldJSONL appends q's gold line: id, text, graded relevant
+// documents and tags.
+func appendGoldJSONL(b []byte, q Query) []byte {
+	b = fmt.Appendf(b, `{"query_id":%q,"query":%q,"relevance_map":{`, q.ID, q.Text)
+	for j, d := range q.Relevant {
+		if j > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Appendf(b, "%q:%d", d, q.Grades[j])
+	}
+	b = append(b, '}')
+	if len(q.Tags) > 0 {
+		b = append(b, `,"tags":{`...)
+		for j, t := range q.Tags {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = fmt.Appendf(b, "%q:%q", t[0], t[1])
+		}
+		b = append(b, '}')
+	}
+	return append(b, "}\n"...)
+}
 
 // arrowSink writes list-form gold and run records.
 type arrowSink struct {
