@@ -54,7 +54,8 @@ type Conn struct {
 	log zerolog.Logger
 
 	mu       sync.Mutex
-	asyncErr error // last asynchronous error (e.g. a permission violation)
+	asyncErr error     // last asynchronous error (e.g. a permission violation)
+	asyncAt  time.Time // when asyncErr came
 	closed   chan struct{}
 
 	obs  jetstream.ObjectStore // guarded by mu
@@ -90,7 +91,7 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 		nats.ReconnectBufSize(64 << 20),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 			c.mu.Lock()
-			c.asyncErr = err
+			c.asyncErr, c.asyncAt = err, time.Now()
 			c.mu.Unlock()
 			c.log.Warn().Err(err).Msg("nats asynchronous error")
 		}),
@@ -226,13 +227,17 @@ func tlsConfig(o Options) (*tls.Config, error) {
 	return tc, nil
 }
 
-// explain attaches a captured asynchronous error (a permission violation
-// shows up only there; the API call itself just times out).
+// explainWindow is how recent an asynchronous error must be for explain to
+// attach it to a timeout.
+const explainWindow = time.Minute
+
+// explain attaches a recently captured asynchronous error (a permission
+// violation shows up only there; the API call itself just times out).
 func (c *Conn) explain(err error) error {
 	c.mu.Lock()
-	async := c.asyncErr
+	async, at := c.asyncErr, c.asyncAt
 	c.mu.Unlock()
-	if async != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)) {
+	if async != nil && time.Since(at) < explainWindow && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)) {
 		return fmt.Errorf("%w (server reported: %v)", err, async)
 	}
 	return err

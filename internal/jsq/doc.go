@@ -23,6 +23,11 @@
 //	                     so they survive a server restart; a worker's
 //	                     heartbeat recreates the bucket if it is missing)
 //	Object evalgate-shards  payloads too large to travel inline
+//	EVALGATE_ANSWERS     limits, evalgate.answer.<job>.<task>.<n>: a live
+//	                     retrieval's answer to query n of a task, first
+//	                     writer wins
+//	KV evalgate-limits   request schedules (memory): one key per job and
+//	                     service, holding a job's rate across workers
 //
 // # Failures it turns into clear errors
 //

@@ -2,6 +2,7 @@ package jsq
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 )
 
@@ -87,7 +88,30 @@ func (f Faults) CorruptPayloadChunk(ctx context.Context, job, task string) error
 // restart did to the memory bucket earlier versions created.
 func (f Faults) DropWorkerRegistry(ctx context.Context) error {
 	if err := f.c.js.DeleteKeyValue(ctx, BucketWorkers); err != nil {
-		return fmt.Errorf("delete bucket %s: %w", BucketWorkers, err)
+		return fmt.Errorf("delete bucket %s: %w", BucketWorkers, f.c.explain(err))
+	}
+	return nil
+}
+
+// PurgeTaskStream asks JetStream to purge the whole task stream, with the
+// request alone (no lookup first), as a user trying to wipe the queue
+// would: the tests check that a worker's and status's permissions refuse
+// it.
+func (f Faults) PurgeTaskStream(ctx context.Context) error {
+	reply, err := f.c.nc.RequestWithContext(ctx, "$JS.API.STREAM.PURGE."+StreamTasks, nil)
+	if err != nil {
+		return fmt.Errorf("purge stream %s: %w", StreamTasks, f.c.explain(err))
+	}
+	var resp struct {
+		Error *struct {
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(reply.Data, &resp); err != nil {
+		return fmt.Errorf("purge stream %s: %w", StreamTasks, err)
+	}
+	if resp.Error != nil {
+		return fmt.Errorf("purge stream %s: %s", StreamTasks, resp.Error.Description)
 	}
 	return nil
 }

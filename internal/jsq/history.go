@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/evalgate/evalgate/gate"
 )
 
 // BucketHistory is the object store of evaluation summaries kept by
@@ -47,7 +49,7 @@ func (h *History) Put(ctx context.Context, name string, data []byte) error {
 }
 
 // List returns every summary, oldest first (names sort by time).
-func (h *History) List(ctx context.Context) ([][]byte, error) {
+func (h *History) List(ctx context.Context) ([]gate.HistoryEntry, error) {
 	obs, err := h.store(ctx)
 	if err != nil {
 		return nil, err
@@ -68,13 +70,13 @@ func (h *History) List(ctx context.Context) ([][]byte, error) {
 		}
 		return 0
 	})
-	out := make([][]byte, 0, len(infos))
+	out := make([]gate.HistoryEntry, 0, len(infos))
 	for _, info := range infos {
 		b, err := obs.GetBytes(ctx, info.Name)
 		if err != nil {
 			return nil, fmt.Errorf("read history entry %s: %w", info.Name, h.c.explain(err))
 		}
-		out = append(out, b)
+		out = append(out, gate.HistoryEntry{Name: BucketHistory + "/" + info.Name, Data: b})
 	}
 	return out, nil
 }

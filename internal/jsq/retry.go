@@ -36,6 +36,7 @@ func (c *Conn) retry(ctx context.Context, what string, attempt time.Duration, op
 	wait := retryFirstWait
 	var logged time.Time
 	for n := 1; ; n++ {
+		started := time.Now()
 		actx, cancel := context.WithTimeout(ctx, attempt)
 		err := op(actx)
 		cancel()
@@ -45,7 +46,7 @@ func (c *Conn) retry(ctx context.Context, what string, attempt time.Duration, op
 			}
 			return nil
 		}
-		if !c.transient(ctx, err) {
+		if !c.transient(ctx, err, started) {
 			return err
 		}
 		c.retries.Add(1)
@@ -73,11 +74,13 @@ func (c *Conn) Retries() int64 { return c.retries.Load() }
 // responders (a stream without a leader, a server restarting), a lost
 // connection, or a JetStream 503 — except 10077 "maximum messages per
 // subject exceeded", which is a definite answer ("already there") that
-// arrives as a 503 too. Nothing is transient once ctx is done, or after the
-// server reported a permission violation (which requests only show as
-// timeouts: retrying would spin until the deadline).
-func (c *Conn) transient(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || isSubjectFull(err) || c.permissionDenied() {
+// arrives as a 503 too. Nothing is transient once ctx is done, or when
+// the server reported a permission violation since the attempt started at
+// since (which requests only show as timeouts: retrying would spin until
+// the deadline). An older violation (another call, denied once) does not
+// make later failures permanent.
+func (c *Conn) transient(ctx context.Context, err error, since time.Time) bool {
+	if ctx.Err() != nil || isSubjectFull(err) || c.permissionDenied(since) {
 		return false
 	}
 	switch {
@@ -92,9 +95,9 @@ func (c *Conn) transient(ctx context.Context, err error) bool {
 }
 
 // permissionDenied reports whether the server rejected one of this
-// connection's operations for lack of permission.
-func (c *Conn) permissionDenied() bool {
+// connection's operations for lack of permission since the given time.
+func (c *Conn) permissionDenied(since time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.asyncErr != nil && errors.Is(c.asyncErr, nats.ErrPermissionViolation)
+	return c.asyncErr != nil && errors.Is(c.asyncErr, nats.ErrPermissionViolation) && !c.asyncAt.Before(since)
 }

@@ -78,7 +78,8 @@ func (t Topology) withDefaults() Topology {
 }
 
 // EnsureTopology creates whatever of the streams, consumer and buckets is
-// missing. Existing objects are left as they are: the first to create them
+// missing (the rate limits' bucket included, so that workers never need to
+// create anything). Existing objects are left as they are: the first to create them
 // (usually `evalgate server` or the first coordinator) sets their limits.
 func (c *Conn) EnsureTopology(ctx context.Context, t Topology) error {
 	t = t.withDefaults()
@@ -103,6 +104,20 @@ func (c *Conn) EnsureTopology(ctx context.Context, t Topology) error {
 			MaxMsgsPerSubject: 1, Discard: jetstream.DiscardOld,
 			MaxAge: t.Retention, Replicas: t.Replicas,
 			Description: "evalgate failures: last failed attempt and final failures per task",
+		},
+		{
+			Name: StreamAnswers, Subjects: []string{prefixAnswer + ">"},
+			Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage,
+			MaxMsgsPerSubject: 1, Discard: jetstream.DiscardNew, DiscardNewPerSubject: true,
+			Duplicates: 2 * time.Minute, MaxAge: t.Retention, Replicas: t.Replicas,
+			Description: "evalgate live retrieval answers: the first answer of a query wins",
+		},
+		{
+			Name: StreamJudgments, Subjects: []string{prefixJudgment + ">"},
+			Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage,
+			MaxMsgsPerSubject: 1, Discard: jetstream.DiscardNew, DiscardNewPerSubject: true,
+			Duplicates: 2 * time.Minute, MaxAge: judgmentsRetention(t.Retention), Replicas: t.Replicas,
+			Description: "evalgate LLM judgments, cached by model, prompt, query and passage: the first one wins",
 		},
 		{
 			Name: StreamAdvisories, Subjects: []string{advisoryMaxDeliveries, advisoryTerminated},
@@ -153,6 +168,9 @@ func (c *Conn) EnsureTopology(ctx context.Context, t Topology) error {
 	} else if err != nil {
 		return fmt.Errorf("look up bucket %s: %w", BucketWorkers, c.explain(err))
 	}
+	if _, err := c.limitsBucket(ctx, t.Replicas); err != nil {
+		return fmt.Errorf("create bucket %s: %w", BucketLimits, c.explain(err))
+	}
 	if _, err := c.js.ObjectStore(ctx, BucketShards); errors.Is(err, jetstream.ErrBucketNotFound) {
 		_, err = c.js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: BucketShards, Description: "evalgate shard payloads too large to inline",
 			TTL: t.Retention, Storage: jetstream.FileStorage, Replicas: t.Replicas})
@@ -163,6 +181,13 @@ func (c *Conn) EnsureTopology(ctx context.Context, t Topology) error {
 		return fmt.Errorf("look up object store %s: %w", BucketShards, c.explain(err))
 	}
 	return nil
+}
+
+// judgmentsRetention is how long cached judgments are kept: paid for,
+// they outlive the jobs' records (ten times the retention, at least 90
+// days).
+func judgmentsRetention(retention time.Duration) time.Duration {
+	return max(10*retention, 90*24*time.Hour)
 }
 
 // workerTTL is how long a worker heartbeat stays visible.

@@ -47,6 +47,7 @@ type Consumer struct {
 var (
 	_ worker.TaskSource  = (*Consumer)(nil)
 	_ worker.ResultStore = (*Conn)(nil)
+	_ worker.LiveStore   = (*Conn)(nil)
 )
 
 // pullWait is how long one pull request waits at the server for a task
