@@ -196,7 +196,7 @@ func Start(o Options) (*Server, error) {
 	if o.StoreDir == "" {
 		return nil, optionsError{err: errors.New("start nats server: no store directory")}
 	}
-	if err := checkStore(o.StoreDir); err != nil {
+	if err := checkStore(o.StoreDir, false); err != nil {
 		return nil, err
 	}
 	if o.Name == "" {
@@ -213,12 +213,16 @@ func Start(o Options) (*Server, error) {
 	return s, nil
 }
 
-// checkStore makes sure dir is a directory the server can write to,
-// creating it if need be: nats-server itself would only log the failure
-// and never become ready.
-func checkStore(dir string) error {
+// checkStore makes sure dir is a directory the server can write to:
+// nats-server itself would only log the failure and never become ready. A
+// dir that does not exist is created only if create is set — once the
+// options are known to be good, so that a server refused for its options
+// leaves nothing behind.
+func checkStore(dir string, create bool) error {
 	fi, err := os.Stat(dir)
 	switch {
+	case errors.Is(err, os.ErrNotExist) && !create:
+		return nil
 	case errors.Is(err, os.ErrNotExist):
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return storeError{fmt.Errorf("store directory %s cannot be created: %w", dir, err)}
@@ -539,6 +543,9 @@ func (s *Server) start() error {
 	if err != nil {
 		return err
 	}
+	if err := checkStore(o.StoreDir, true); err != nil {
+		return err
+	}
 	ns, err := server.NewServer(o)
 	if err != nil {
 		return optionsError{err: fmt.Errorf("start nats server: %w", err)}
@@ -610,6 +617,28 @@ func (s *Server) ClientURL() string {
 		return ""
 	}
 	return ns.ClientURL()
+}
+
+// Ready reports whether the server is up with JetStream enabled and
+// ready, by nats-server's own health check (in a cluster: a meta leader
+// known, the streams and consumers current): nil, or why not. Safe for
+// concurrent use.
+func (s *Server) Ready() error {
+	ns := s.live.Load()
+	if ns == nil {
+		return errors.New("nats server is not running")
+	}
+	if !ns.JetStreamEnabled() {
+		return errors.New("jetstream is not enabled")
+	}
+	hs := ns.Healthz(&server.HealthzOptions{})
+	if hs.Status != "ok" {
+		if hs.Error != "" {
+			return fmt.Errorf("jetstream not ready: %s", hs.Error)
+		}
+		return fmt.Errorf("jetstream not ready: %s", hs.Status)
+	}
+	return nil
 }
 
 // Restart shuts the server down and starts it again on the same store and

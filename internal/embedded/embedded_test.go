@@ -280,6 +280,24 @@ func TestStartBadStore(t *testing.T) {
 	}
 }
 
+// TestRefusedServerCreatesNoStore: a server refused for its options (here
+// an address beyond loopback without authentication) creates no store
+// directory.
+func TestRefusedServerCreatesNoStore(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "new-store")
+	s, err := Start(Options{StoreDir: store, Listen: "0.0.0.0:0", AllowNonLoopback: true})
+	var noAuth *NoAuthError
+	if !errors.As(err, &noAuth) {
+		if err == nil {
+			s.Shutdown()
+		}
+		t.Fatalf("no authentication beyond loopback: %v, want a NoAuthError", err)
+	}
+	if _, err := os.Stat(store); !os.IsNotExist(err) {
+		t.Fatalf("refused server created its store: %v", err)
+	}
+}
+
 // TestStartReportsServerFailure: when nats-server cannot start, Start
 // returns its reason at once rather than waiting for it to be ready.
 func TestStartReportsServerFailure(t *testing.T) {
@@ -407,5 +425,21 @@ func TestInvalidListen(t *testing.T) {
 		if !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("%q: %v, want ErrInvalidOptions", listen, err)
 		}
+	}
+}
+
+// TestReady: a running server with JetStream is ready; after Shutdown it
+// says it is not running.
+func TestReady(t *testing.T) {
+	s, err := Start(Options{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ready(); err != nil {
+		t.Fatalf("Ready = %v", err)
+	}
+	s.Shutdown()
+	if err := s.Ready(); err == nil || !strings.Contains(err.Error(), "not running") {
+		t.Fatalf("Ready after Shutdown = %v", err)
 	}
 }
