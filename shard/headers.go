@@ -10,4 +10,16 @@ const (
 	HeaderPaired   = "Evalgate-Paired"    // "1": rows carry baseline rankings
 	HeaderPairing  = "Evalgate-Pairing"   // metric.Pairing, for paired statistics
 	HeaderCurve    = "Evalgate-Curve"     // recall curve depth
+	// HeaderKind names what the task does: absent or KindScore for a
+	// shard part to score, KindRetrieve for gold queries to send to the
+	// retriever under test and score (package retrieval), KindJudge for
+	// pairs to grade with an LLM (package judging).
+	HeaderKind = "Evalgate-Kind"
+)
+
+// Task kinds (HeaderKind).
+const (
+	KindScore    = "score"
+	KindRetrieve = "retrieve"
+	KindJudge    = "judge"
 )
