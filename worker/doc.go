@@ -1,6 +1,9 @@
-// Package worker scores tasks taken from the queue: one shard part per
-// task, an Arrow IPC payload of shard-batch records, scored with the
-// metric kernel into a canonical partial result.
+// Package worker runs tasks taken from the queue. A score task is one
+// shard part, an Arrow IPC payload of shard-batch records, scored with the
+// metric kernel into a canonical partial result. A retrieve task holds
+// gold queries the worker sends to the retriever under test (package
+// retrieval): answers already stored for the task are reused, new ones are
+// stored as they arrive, and the rows are scored as for a score task.
 //
 // # Loop
 //
@@ -23,8 +26,10 @@
 // # Ack, Nak, Term
 //
 //   - scored and stored (or identical to the stored partial): Ack;
-//   - the payload is corrupt (digest mismatch, undecodable, invalid rows):
-//     report a final failure, then Term — retrying cannot help;
+//   - the payload is corrupt (digest mismatch, undecodable, invalid rows),
+//     or a retrieve task's retriever file does not fit the worker (an
+//     unset variable) or the retriever's answers: report a final failure,
+//     then Term — retrying cannot help;
 //   - any other error (queue or object store unavailable, cancelled):
 //     report the attempt's failure, then Nak with a delay so another worker
 //     (or this one, later) retries; on the last allowed delivery the failure

@@ -13,7 +13,11 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/evalgate/evalgate/judging"
+	"github.com/evalgate/evalgate/llm"
 	"github.com/evalgate/evalgate/metric"
+	"github.com/evalgate/evalgate/retrieval"
+	"github.com/evalgate/evalgate/retriever"
 	"github.com/evalgate/evalgate/shard"
 )
 
@@ -91,7 +95,51 @@ type Config struct {
 	Logger zerolog.Logger
 	// Fault injects failures for fault-tolerance tests; nil in production.
 	Fault *FaultPlan
+	// Metrics, if set, receives what the worker does, for monitoring.
+	Metrics Metrics
 }
+
+// Metrics receives what a worker does, for monitoring (package
+// internal/telemetry exports it as Prometheus metrics). Methods are called
+// from the task goroutines, concurrently, and must return quickly.
+type Metrics interface {
+	// TaskStarted is called when a task is taken: its kind (KindOf) and
+	// its delivery count (1 the first time).
+	TaskStarted(kind string, delivery int)
+	// TaskFinished is called once per task taken, when it is settled,
+	// with one of the Outcome constants, the time since it was taken and
+	// the number of queries it scored, or pairs it judged (0 unless done
+	// or duplicate).
+	TaskFinished(kind, outcome string, took time.Duration, queries int)
+	// RetrieverAttempt is called for every HTTP attempt at the retriever
+	// under test.
+	RetrieverAttempt(a retriever.Attempt)
+	// LLMAttempt is called for every HTTP attempt at the LLM judge.
+	LLMAttempt(a llm.Attempt)
+}
+
+// Outcomes of a task, for Metrics.TaskFinished.
+const (
+	OutcomeDone      = "done"      // result stored, task acknowledged
+	OutcomeDuplicate = "duplicate" // the stored result has the same bytes: acknowledged
+	OutcomeFailed    = "failed"    // attempt failed, handed back for a retry
+	OutcomeFinal     = "final"     // failed for good (corrupt, or the last delivery): the job fails
+	OutcomeMismatch  = "mismatch"  // determinism check failed: the job fails
+	OutcomeReleased  = "released"  // handed back unscored while the worker stops
+)
+
+// KindOf is the task's kind: its HeaderKind, KindScore when absent.
+func KindOf(t Task) string {
+	if k := t.Header(shard.HeaderKind); k != "" {
+		return k
+	}
+	return shard.KindScore
+}
+
+// SettleTimeout bounds how long a stopping worker takes to store, ack or
+// hand back a task it holds: with the scoring of the tasks in flight, the
+// drain time after SIGTERM.
+const SettleTimeout = 30 * time.Second
 
 // Default values of Config.
 const (
@@ -160,17 +208,34 @@ func Run(ctx context.Context, cfg Config, src TaskSource, store ResultStore) err
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			handle(ctx, cfg, log, t, store)
+			observe(cfg.Metrics, t, func() string { return handle(ctx, cfg, log, t, store) })
 		}()
 	}
 }
 
-// handle scores one task and settles it with the queue. Settling uses a
-// context that outlives cancellation, so a worker asked to stop still acks
-// or hands back what it holds.
-func handle(ctx context.Context, cfg Config, log zerolog.Logger, t Task, store ResultStore) {
+// observe runs handle for a task and reports it to m, if set.
+func observe(m Metrics, t Task, handle func() (outcome string)) {
+	if m == nil {
+		handle()
+		return
+	}
+	kind := KindOf(t)
+	m.TaskStarted(kind, t.Deliveries())
+	start := time.Now()
+	outcome := handle()
+	queries := 0
+	if outcome == OutcomeDone || outcome == OutcomeDuplicate {
+		queries, _ = strconv.Atoi(t.Header(shard.HeaderQueries))
+	}
+	m.TaskFinished(kind, outcome, time.Since(start), queries)
+}
+
+// handle scores one task and settles it with the queue, and returns how
+// (an Outcome). Settling uses a context that outlives cancellation, so a
+// worker asked to stop still acks or hands back what it holds.
+func handle(ctx context.Context, cfg Config, log zerolog.Logger, t Task, store ResultStore) string {
 	log = log.With().Str("job", t.Job()).Str("task", t.ID()).Int("delivery", t.Deliveries()).Logger()
-	settle, cancelSettle := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	settle, cancelSettle := context.WithTimeout(context.WithoutCancel(ctx), SettleTimeout)
 	defer cancelSettle()
 	start := time.Now()
 
@@ -192,7 +257,7 @@ func handle(ctx context.Context, cfg Config, log zerolog.Logger, t Task, store R
 			}
 		}
 	}()
-	result, err := score(ctx, cfg, t)
+	result, err := work(ctx, cfg, t, store)
 	stopHeartbeat()
 	hb.Wait()
 
@@ -205,7 +270,7 @@ func handle(ctx context.Context, cfg Config, log zerolog.Logger, t Task, store R
 			_, err = publish(settle, cfg, log, t, store, cfg.Fault.second(result))
 		}
 		if errors.Is(err, errMismatch) {
-			return // reported and terminated
+			return OutcomeMismatch // reported and terminated
 		}
 		if err == nil {
 			cfg.Fault.afterPublish(t)
@@ -214,16 +279,20 @@ func handle(ctx context.Context, cfg Config, log zerolog.Logger, t Task, store R
 				log.Warn().Err(aerr).Msg("ack failed; the task will be redelivered and deduplicated")
 			}
 			log.Debug().Dur("took", time.Since(start)).Bool("duplicate", dup).Msg("task done")
-			return
+			if dup {
+				return OutcomeDuplicate
+			}
+			return OutcomeDone
 		}
 	}
 
-	corrupt := errors.Is(err, shard.ErrCorrupt)
+	corrupt := errors.Is(err, shard.ErrCorrupt) || errors.Is(err, retrieval.ErrCorrupt) || errors.Is(err, retrieval.ErrConfig) ||
+		errors.Is(err, judging.ErrCorrupt) || errors.Is(err, judging.ErrConfig)
 	if ctx.Err() != nil && !corrupt {
 		// Stopping: hand the task back at once, without counting it as a
 		// failure.
 		_ = t.Nak(settle, 0)
-		return
+		return OutcomeReleased
 	}
 	final := corrupt || t.Deliveries() >= cfg.MaxDeliver
 	f := Failure{Worker: cfg.ID, Reason: err.Error(), Deliveries: t.Deliveries(), Final: final}
@@ -233,9 +302,13 @@ func handle(ctx context.Context, cfg Config, log zerolog.Logger, t Task, store R
 	}
 	if corrupt {
 		_ = t.Term(settle, err.Error())
-		return
+		return OutcomeFinal
 	}
 	_ = t.Nak(settle, cfg.NakDelay)
+	if final {
+		return OutcomeFinal
+	}
+	return OutcomeFailed
 }
 
 var errMismatch = errors.New("worker: result differs from the stored one")
@@ -266,6 +339,27 @@ func publish(ctx context.Context, cfg Config, log zerolog.Logger, t Task, store 
 	return false, errMismatch
 }
 
+// work does what the task's kind asks: score a shard part, or retrieve and
+// score gold queries.
+func work(ctx context.Context, cfg Config, t Task, store ResultStore) ([]byte, error) {
+	switch kind := t.Header(shard.HeaderKind); kind {
+	case "", shard.KindScore:
+		return score(ctx, cfg, t)
+	case shard.KindRetrieve:
+		if err := cfg.Fault.duringScore(ctx, t); err != nil {
+			return nil, err
+		}
+		return retrieve(ctx, t, store, cfg.Metrics)
+	case shard.KindJudge:
+		if err := cfg.Fault.duringScore(ctx, t); err != nil {
+			return nil, err
+		}
+		return judge(ctx, t, store, cfg.Metrics)
+	default:
+		return nil, fmt.Errorf("%w: unknown task kind %q (a newer coordinator?)", shard.ErrCorrupt, kind)
+	}
+}
+
 // score decodes and scores a task's payload.
 func score(ctx context.Context, cfg Config, t Task) ([]byte, error) {
 	mc, perQuery, err := TaskConfig(t.Header)
@@ -288,21 +382,32 @@ func score(ctx context.Context, cfg Config, t Task) ([]byte, error) {
 			r.Release()
 		}
 	}()
-	key := t.Header(shard.HeaderMeasures) + "|" + t.Header(shard.HeaderRelLevel) + "|" + t.Header(shard.HeaderPaired) +
-		"|" + t.Header(shard.HeaderPairing) + "|" + t.Header(shard.HeaderCurve)
-	pool, _ := scorers.LoadOrStore(key, &sync.Pool{})
-	sc, _ := pool.(*sync.Pool).Get().(*metric.Scorer)
-	if sc == nil {
-		if sc, err = metric.NewScorer(mc); err != nil {
-			return nil, err
-		}
+	sc, put, err := scorerFor(t, mc)
+	if err != nil {
+		return nil, err
 	}
-	defer pool.(*sync.Pool).Put(sc)
+	defer put()
 	res, err := sc.Score(recs, perQuery)
 	if err != nil {
 		return nil, fmt.Errorf("score task: %w", err)
 	}
 	return res.MarshalBinary()
+}
+
+// scorerFor takes a scorer for the task's scoring configuration from the
+// pool; put returns it.
+func scorerFor(t Task, mc metric.Config) (*metric.Scorer, func(), error) {
+	key := t.Header(shard.HeaderMeasures) + "|" + t.Header(shard.HeaderRelLevel) + "|" + t.Header(shard.HeaderPaired) +
+		"|" + t.Header(shard.HeaderPairing) + "|" + t.Header(shard.HeaderCurve)
+	pool, _ := scorers.LoadOrStore(key, &sync.Pool{})
+	sc, _ := pool.(*sync.Pool).Get().(*metric.Scorer)
+	if sc == nil {
+		var err error
+		if sc, err = metric.NewScorer(mc); err != nil {
+			return nil, nil, err
+		}
+	}
+	return sc, func() { pool.(*sync.Pool).Put(sc) }, nil
 }
 
 // scorers pools metric scorers per scoring configuration: reusing one
