@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,8 +16,10 @@ import (
 	"time"
 
 	"github.com/evalgate/evalgate/ingest"
-	"github.com/evalgate/evalgate/internal/exact"
+	"github.com/evalgate/evalgate/llm"
 	"github.com/evalgate/evalgate/metric"
+	"github.com/evalgate/evalgate/retrieval"
+	"github.com/evalgate/evalgate/retriever"
 	"github.com/evalgate/evalgate/schema"
 	"github.com/evalgate/evalgate/shard"
 )
@@ -84,6 +87,33 @@ type DistOptions struct {
 	// for tasks skipped because their result is stored) with whether the
 	// queue enqueued it, from the publishing goroutines, concurrently.
 	AfterPublish func(task string, enqueued bool)
+	// Metrics, if set, receives what the coordinator reads and publishes,
+	// for monitoring.
+	Metrics Metrics
+}
+
+// Metrics receives what a coordinator reads and publishes, for monitoring
+// (package internal/telemetry exports it as Prometheus metrics). Methods
+// are called from the publishing goroutines too, concurrently, and must
+// return quickly.
+type Metrics interface {
+	// InputRead is called when an input file (the gold set, the run, the
+	// baseline run) has been read in full, with its size in bytes; a file
+	// read again (to resume, to re-publish lost tasks) counts again.
+	InputRead(bytes int64)
+	// TaskPublished is called for each task the queue enqueued, with the
+	// size of its payload in bytes.
+	TaskPublished(bytes int)
+}
+
+// inputRead reports an input file read in full to the options' Metrics.
+func (o DistOptions) inputRead(path string) {
+	if o.Metrics == nil {
+		return
+	}
+	if fi, err := os.Stat(path); err == nil {
+		o.Metrics.InputRead(fi.Size())
+	}
 }
 
 // Progress describes a running job.
@@ -124,11 +154,19 @@ func NewJobID() string {
 	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
-// TaskID names part p of shard s.
-func TaskID(s shard.ID, part int) string { return fmt.Sprintf("%s-%04d", s, part) }
+// TaskID names part p of shard s: "000003-0001", or "000003-r0001" in a
+// job whose run was regrouped through spill files (Manifest.Regrouped).
+// Tasks cut before the coordinator found the run interleaved are then
+// abandoned, and their ids must differ from the ones cut again.
+func TaskID(s shard.ID, part int, regrouped bool) string {
+	if regrouped {
+		return fmt.Sprintf("%s-r%04d", s, part)
+	}
+	return fmt.Sprintf("%s-%04d", s, part)
+}
 
 func jobConfig(job *Job, o DistOptions) JobConfig {
-	return JobConfig{
+	c := JobConfig{
 		GoldPath: job.Gold.Path, GoldFormat: job.Gold.Format.String(),
 		RunPath: job.Run.Path, RunFormat: job.Run.Format.String(),
 		Measures: metric.Names(job.Metric.Measures), RelLevel: job.Metric.RelLevel,
@@ -138,6 +176,15 @@ func jobConfig(job *Job, o DistOptions) JobConfig {
 		BaselinePath: job.Baseline.Path, BaselineFormat: job.Baseline.Format.String(),
 		Paired: job.Metric.Paired, Pairing: pairingString(job.Metric.Pairing), CurveDepth: job.Metric.CurveDepth,
 	}
+	if r := job.Retriever; r != nil {
+		c.RetrieverFile, c.RetrieverSource = r.Config.File, string(r.Config.Source)
+		c.QueriesPerTask, c.MaxFailedQueries = r.queriesPerTask(), r.Failures.String()
+	}
+	if j := job.Judge; j != nil {
+		c.LLMFile, c.LLMSource, c.Corpus, c.JudgeDepth = j.LLM.File, string(j.LLM.Source), j.Corpus, j.Depth
+		c.Rejudge, c.JudgeSeed, c.MaxTokens, c.PairsPerTask = j.Rejudge, j.Seed, j.MaxTokens, j.pairsPerTask()
+	}
+	return c
 }
 
 func pairingString(p *metric.Pairing) string {
@@ -157,6 +204,28 @@ func ApplyConfig(c JobConfig, job *Job, o *DistOptions) error {
 	}
 	if job.Run.Format, err = schema.ParseFormat(c.RunFormat); err != nil {
 		return err
+	}
+	job.Retriever = nil
+	if c.RetrieverSource != "" {
+		// Read with this process's environment, as when the job started.
+		cfg, err := retriever.Parse(c.RetrieverFile, []byte(c.RetrieverSource), os.LookupEnv)
+		if err != nil {
+			return err
+		}
+		budget, err := retrieval.ParseBudget(c.MaxFailedQueries)
+		if err != nil {
+			return err
+		}
+		job.Retriever = &Retriever{Config: cfg, QueriesPerTask: c.QueriesPerTask, Failures: budget}
+	}
+	job.Judge = nil
+	if c.LLMSource != "" {
+		cfg, err := llm.Parse(c.LLMFile, []byte(c.LLMSource), os.LookupEnv)
+		if err != nil {
+			return err
+		}
+		job.Judge = &Judge{LLM: cfg, Corpus: c.Corpus, Depth: c.JudgeDepth, Rejudge: c.Rejudge, Seed: c.JudgeSeed,
+			MaxTokens: c.MaxTokens, PairsPerTask: c.PairsPerTask}
 	}
 	ms, err := metric.ParseList(c.Measures)
 	if err != nil {
@@ -198,7 +267,8 @@ type run struct {
 	gold *ingest.Gold
 	base *ingest.Baseline
 
-	headers map[string]string
+	headers   map[string]string
+	judgePlan *judgePlan // a judge job's pairs, once cut
 }
 
 // RunDistributed evaluates a job through the queue: it publishes the shard
@@ -261,276 +331,20 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 	defer w.Stop()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	events := make(chan Event, 64)
-	watchErr := make(chan error, 1)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel() // runs before wg.Wait: stops the goroutines below
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			ev, err := w.Next(ctx)
-			if err != nil {
-				if ctx.Err() == nil {
-					watchErr <- err
-				}
-				return
-			}
-			select {
-			case events <- ev:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-
-	type ingestResult struct {
-		tasks map[string]int // task -> queries
-		res   *ingest.Result
-		pub   publishCounts
-		err   error
+	l := newJobLoop(ctx, r, log, start, deadline)
+	defer l.wg.Wait()
+	defer cancel() // runs before the wait: stops the loop's goroutines
+	l.watch(w)
+	out, err := l.run()
+	if err != nil || r.job.Fill == nil {
+		return out, err
 	}
-	ingested := make(chan ingestResult, 1)
-	startIngest := func(only map[string]bool, republish int) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			tasks, res, pub, err := r.ingest(ctx, only, republish)
-			ingested <- ingestResult{tasks, res, pub, err}
-		}()
-	}
-	if r.m.State == StateDone {
-		// Everything was published and scored: the manifest has the task
-		// list and the statistics; collect the stored results again.
-		ingested <- ingestResult{tasks: nil}
-	} else {
-		startIngest(nil, 0)
-	}
-
-	total := metric.NewPartialFor(job.Metric)
-	var scratch exact.Sum
-	var perQuery []metric.PerQueryRows
-	done := map[string]bool{}
-	contributors := map[string]bool{} // workers whose results were merged
-	var tasks map[string]int          // known once ingest finished
-	var res *ingest.Result
-	ingesting := true
-	reingesting := false
-	republished := 0                  // re-publications of lost tasks so far
-	var nextRepublish time.Time       // not before: each reads the inputs again
-	republishWait := o.ReconcileEvery // doubles after each re-publication
-	progress := Progress{Job: r.m.Job}
-	report := func() {
-		if o.Progress != nil {
-			o.Progress(progress)
-		}
-	}
-	report()
-
-	reconcile := time.NewTicker(o.ReconcileEvery)
-	defer reconcile.Stop()
-	waitTick := time.NewTicker(2 * time.Second)
-	defer waitTick.Stop()
-	var timeout <-chan time.Time
-	if o.Timeout > 0 {
-		t := time.NewTimer(max(time.Until(deadline), 0))
-		defer t.Stop()
-		timeout = t.C
-	}
-	lastMove := time.Now()
-
-	fail := func(err error) (*Outcome, error) {
-		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer ccancel()
-		r.m.State, r.m.Error, r.m.Done = StateFailed, err.Error(), len(done)
-		if perr := q.PutManifest(cctx, r.m); perr != nil {
-			log.Error().Err(perr).Msg("record failed job")
-		}
-		if perr := q.PurgeJob(cctx, r.m.Job); perr != nil {
-			log.Error().Err(perr).Msg("purge failed job")
-		}
-		log.Error().Err(err).Msg("job failed")
+	// The filled-in evaluation runs in this process: its values are the
+	// same bits as through the queue, and scoring is cheap.
+	if err := scoreFilled(ctx, *r.job, out, l.recs); err != nil {
 		return nil, err
 	}
-
-	// Once every task has a result, the job is not done until the queue
-	// has released every task: a worker that scores a task again (a
-	// redelivery, a late ack) and finds a different result records a final
-	// failure before it terminates the task, and that failure must fail
-	// the job even when it comes after the last result.
-	var settle *time.Timer
-	settleWait := time.Duration(0)
-	var settleLogged time.Time
-loop:
-	for {
-		if settle == nil && !ingesting && tasks != nil && len(done) == len(tasks) {
-			settle = time.NewTimer(0)
-			defer settle.Stop()
-			settleLogged = time.Now()
-		}
-		var settleC <-chan time.Time
-		if settle != nil {
-			settleC = settle.C
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case err := <-watchErr:
-			return fail(fmt.Errorf("watch job results: %w", err))
-		case ir := <-ingested:
-			if ir.err != nil {
-				return fail(ir.err)
-			}
-			ingesting = false
-			if reingesting {
-				reingesting = false
-				nextRepublish = time.Now().Add(republishWait)
-				republishWait = min(2*republishWait, max(MaxRepublishWait, o.ReconcileEvery))
-				log.Info().Int("published", ir.pub.published).Int("enqueued", ir.pub.enqueued).
-					Msg("lost tasks re-published")
-				continue
-			}
-			log.Info().Int("published", ir.pub.published).Int("enqueued", ir.pub.enqueued).
-				Int("results_reused", ir.pub.reused).Msg("tasks published")
-			if ir.tasks == nil { // resumed a finished job
-				tasks = r.tasksFromManifest()
-				res = &ingest.Result{Stats: *r.m.Stats}
-			} else {
-				tasks, res = ir.tasks, ir.res
-				if err := r.published(ctx, tasks, res); err != nil {
-					return fail(err)
-				}
-			}
-			for t := range done {
-				if _, ok := tasks[t]; !ok {
-					return fail(fmt.Errorf("result for task %s, which this job does not have: the queue holds results of another configuration", t))
-				}
-			}
-			progress.Tasks = len(tasks)
-			progress.Queries = r.m.Queries
-			report()
-		case ev := <-events:
-			lastMove = time.Now()
-			if ev.Dead {
-				return fail(taskFailed(ev))
-			}
-			if done[ev.Task] {
-				continue // the queue keeps one result per task; a repeat delivery of it is harmless
-			}
-			if tasks != nil {
-				if _, ok := tasks[ev.Task]; !ok {
-					return fail(fmt.Errorf("result for task %s, which this job does not have", ev.Task))
-				}
-			}
-			before := int64(0)
-			if g := total.Lookup(metric.Overall); g != nil {
-				before = g.Queries
-			}
-			pq, err := metric.MergeShardResult(total, ev.Partial, &scratch)
-			if err != nil {
-				return fail(fmt.Errorf("merge result of task %s: %w", ev.Task, err))
-			}
-			if pq != nil {
-				perQuery = append(perQuery, *pq)
-			}
-			if g := total.Lookup(metric.Overall); g != nil {
-				progress.QueriesDone += g.Queries - before
-			}
-			done[ev.Task] = true
-			if ev.Worker != "" {
-				contributors[ev.Worker] = true
-			}
-			progress.TasksDone = len(done)
-			progress.Waiting = false
-			report()
-			if o.AfterPartial != nil {
-				o.AfterPartial(len(done))
-			}
-		case <-reconcile.C:
-			if ingesting || tasks == nil {
-				continue
-			}
-			missing, err := r.reconcile(ctx, tasks, done)
-			if err != nil {
-				log.Warn().Err(err).Msg("reconcile")
-				continue
-			}
-			if len(missing) > 0 {
-				if wait := time.Until(nextRepublish); wait > 0 {
-					log.Debug().Int("tasks", len(missing)).Dur("wait", wait).Msg("tasks lost by the queue; re-publishing them later")
-					continue
-				}
-				republished++
-				log.Warn().Int("tasks", len(missing)).Int("republication", republished).
-					Msg("tasks lost by the queue; reading the inputs again to re-publish them")
-				ingesting, reingesting = true, true
-				startIngest(missing, republished)
-			}
-		case <-waitTick.C:
-			n, err := q.WorkerCount(ctx)
-			if err == nil {
-				progress.Workers = n
-			}
-			if err == nil && n == 0 && time.Since(lastMove) > 2*time.Second {
-				progress.Waiting = true
-				log.Warn().Msg("waiting for workers: none connected (start `evalgate worker --nats URL`)")
-			}
-			report()
-		case <-settleC:
-			st, err := q.Settlement(ctx, r.m.Job)
-			if err != nil {
-				log.Warn().Err(err).Msg("check that the queue released every task")
-			} else {
-				if len(st.Failures) > 0 {
-					return fail(taskFailed(st.Failures[0]))
-				}
-				if st.Pending == 0 {
-					break loop
-				}
-				if time.Since(settleLogged) >= 10*time.Second {
-					log.Info().Int("tasks", st.Pending).
-						Msg("every task has a result; waiting for workers to release the last tasks (an acknowledgement, or a redelivery after the ack wait)")
-					settleLogged = time.Now()
-				}
-			}
-			settleWait = min(max(2*settleWait, 20*time.Millisecond), time.Second)
-			settle.Reset(settleWait)
-		case <-timeout:
-			n, _ := q.WorkerCount(ctx)
-			return fail(fmt.Errorf("%w after %s: %d of %s tasks scored, %d workers connected", ErrTimeout, o.Timeout, len(done), taskCount(tasks), n))
-		}
-	}
-
-	if got := total.Lookup(metric.Overall); got == nil && r.m.Queries > 0 || got != nil && got.Queries != r.m.Queries {
-		n := int64(0)
-		if got != nil {
-			n = got.Queries
-		}
-		return fail(fmt.Errorf("results cover %d queries, the job has %d", n, r.m.Queries))
-	}
-	if job.PerQuery != nil {
-		if err := writePerQuery(&job, perQuery); err != nil {
-			return fail(err)
-		}
-	}
-	s, err := buildSummary(&job, outcome{goldDigest: r.m.GoldDigest, gold: r.gold, run: res.Stats, runDigest: r.m.RunDigest,
-		base: r.m.BaselineStats, baseDigest: r.m.BaselineDigest, partial: total},
-		execution("distributed", workersOf(contributors, progress.Workers), r.o.Shards, r.m.Job, start))
-	if err != nil {
-		return fail(err)
-	}
-	r.m.State, r.m.Done, r.m.Updated = StateDone, len(done), time.Now().UTC()
-	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer ccancel()
-	if err := q.PutManifest(cctx, r.m); err != nil {
-		log.Warn().Err(err).Msg("record finished job")
-	}
-	if err := q.PurgeJob(cctx, r.m.Job); err != nil {
-		log.Warn().Err(err).Msg("clean up job")
-	}
-	log.Info().Int("tasks", len(done)).Dur("took", time.Since(start)).Msg("job done")
-	return &Outcome{Summary: s, Partial: total, Stats: res.Stats}, nil
+	return out, nil
 }
 
 // taskFailed is the error of a job whose task failed for good.
@@ -594,19 +408,21 @@ func (r *run) openManifest(ctx context.Context) error {
 
 func (r *run) tasksFromManifest() map[string]int {
 	tasks := map[string]int{}
-	for s, n := range r.m.Parts {
-		for p := 0; p < n; p++ {
-			tasks[TaskID(shard.ID(s), p)] = 0
-		}
+	for _, t := range r.m.TaskIDs() {
+		tasks[t] = 0
 	}
 	return tasks
 }
 
 // published records the finished ingest in the manifest.
 func (r *run) published(ctx context.Context, tasks map[string]int, res *ingest.Result) error {
-	runDigest := digestString(res.RunDigest)
-	if r.m.RunDigest != "" && r.m.RunDigest != runDigest {
-		return fmt.Errorf("the run %s changed since job %s started (digest %s, was %s)", r.job.Run.Path, r.m.Job, runDigest, r.m.RunDigest)
+	if res != nil { // a run file; a live retrieval's rankings are known at its end
+		runDigest := digestString(res.RunDigest)
+		if r.m.RunDigest != "" && r.m.RunDigest != runDigest {
+			return fmt.Errorf("the run %s changed since job %s started (digest %s, was %s)", r.job.Run.Path, r.m.Job, runDigest, r.m.RunDigest)
+		}
+		st := res.Stats
+		r.m.RunDigest, r.m.Stats = runDigest, &st
 	}
 	r.m.Parts = make([]int, r.o.Shards)
 	r.m.Queries = 0
@@ -615,8 +431,7 @@ func (r *run) published(ctx context.Context, tasks map[string]int, res *ingest.R
 		r.m.Parts[s]++
 		r.m.Queries += int64(q)
 	}
-	st := res.Stats
-	r.m.State, r.m.Tasks, r.m.Stats, r.m.RunDigest, r.m.Updated = StatePublished, len(tasks), &st, runDigest, time.Now().UTC()
+	r.m.State, r.m.Tasks, r.m.Updated = StatePublished, len(tasks), time.Now().UTC()
 	return r.q.PutManifest(ctx, r.m)
 }
 
@@ -658,86 +473,84 @@ type publishCounts struct {
 // ingest reads the inputs and publishes the tasks (all of them, or only
 // those in `only`, as re-publication `republish`), skipping tasks that
 // already have a result when resuming or re-publishing. It returns every
-// task of the job with its query count.
+// task of the job with its query count (the queries it scores, or, in a
+// live retrieval, asks for) and, for a run file, the join's result.
 func (r *run) ingest(ctx context.Context, only map[string]bool, republish int) (map[string]int, *ingest.Result, publishCounts, error) {
-	job := r.job
-	if r.gold == nil {
-		t0 := time.Now()
-		gold, err := loadGold(ctx, job)
-		if err != nil {
-			return nil, nil, publishCounts{}, err
-		}
-		if r.m.GoldDigest != "" && r.m.GoldDigest != gold.Digest() {
-			return nil, nil, publishCounts{}, fmt.Errorf("the gold set %s changed since job %s started", job.Gold.Path, r.m.Job)
-		}
-		r.gold = gold
-		job.Logger.Info().Int("queries", gold.NumQueries()).Dur("took", time.Since(t0)).Msg("gold set loaded")
-		if r.base, err = loadBaseline(ctx, job, gold); err != nil {
-			return nil, nil, publishCounts{}, err
-		}
-		if r.base != nil {
-			d := digestString(r.base.Result.RunDigest)
-			if r.m.BaselineDigest != "" && r.m.BaselineDigest != d {
-				return nil, nil, publishCounts{}, fmt.Errorf("the baseline run %s changed since job %s started", job.Baseline.Path, r.m.Job)
-			}
-			st := r.base.Result.Stats
-			r.m.BaselineDigest, r.m.BaselineStats = d, &st
-		}
-		if r.m.GoldDigest == "" {
-			r.m.GoldDigest = gold.Digest()
-			if err := r.q.PutManifest(ctx, r.m); err != nil {
-				return nil, nil, publishCounts{}, err
-			}
-		}
+	if err := r.loadInputs(ctx); err != nil {
+		return nil, nil, publishCounts{}, err
 	}
-	resuming := r.o.Resume != "" || only != nil
 	t0 := time.Now()
-	defer func() { job.Logger.Info().Dur("took", time.Since(t0)).Msg("run ingested and published") }()
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type part struct {
-		id   string
-		rows *shard.Rows
+	defer func() { r.job.Logger.Info().Dur("took", time.Since(t0)).Msg("inputs read and tasks published") }()
+	pub := newPublisher(ctx, r, r.o.Resume != "" || only != nil, republish)
+	var tasks map[string]int
+	var res *ingest.Result
+	var err error
+	switch {
+	case r.job.Judge != nil:
+		tasks, err = r.cutJudging(pub, only)
+	case r.job.Retriever != nil:
+		tasks, err = r.cutRetrieval(pub, only)
+	default:
+		tasks, res, err = r.cutRun(pub, only)
 	}
-	parts := make(chan part, r.o.PublishConcurrency)
-	var pubErr error
-	var pubCounts publishCounts
-	var pubMu sync.Mutex
-	var pwg sync.WaitGroup
-	for i := 0; i < r.o.PublishConcurrency; i++ {
-		pwg.Add(1)
-		go func() {
-			defer pwg.Done()
-			for p := range parts {
-				skipped, enqueued, err := r.publish(ctx, p.id, p.rows, resuming, republish)
-				pubMu.Lock()
-				switch {
-				case err != nil:
-					if pubErr == nil {
-						pubErr = err
-					}
-					cancel()
-				case skipped:
-					pubCounts.reused++
-				default:
-					pubCounts.published++
-					if enqueued {
-						pubCounts.enqueued++
-					}
-				}
-				pubMu.Unlock()
-			}
-		}()
+	counts, perr := pub.close()
+	if perr != nil {
+		return nil, nil, publishCounts{}, perr
 	}
+	if err != nil {
+		return nil, nil, publishCounts{}, err
+	}
+	return tasks, res, counts, nil
+}
 
-	// Rows are split by shard while the units are built (in parallel);
-	// here they are copied out of the unit and wait per shard until a part
-	// is full. The waiting rows of all shards never exceed the buffer
-	// budget: before rows are added, the shards with the most waiting rows
-	// are published early until the new rows fit. Every decision depends
-	// only on the input and the configuration, so reading the input again
-	// (to resume, or to re-publish lost tasks) cuts the same tasks.
+// loadInputs reads the gold set and the baseline run once per job,
+// checking that they did not change since the job started.
+func (r *run) loadInputs(ctx context.Context) error {
+	if r.gold != nil {
+		return nil
+	}
+	job := r.job
+	t0 := time.Now()
+	gold, err := loadGold(ctx, job, &fillCounts{}) // the filled-in evaluation runs in this process
+	if err != nil {
+		return err
+	}
+	if r.m.GoldDigest != "" && r.m.GoldDigest != gold.Digest() {
+		return fmt.Errorf("the gold set %s changed since job %s started", job.Gold.Path, r.m.Job)
+	}
+	r.gold = gold
+	r.o.inputRead(job.Gold.Path)
+	job.Logger.Info().Int("queries", gold.NumQueries()).Dur("took", time.Since(t0)).Msg("gold set loaded")
+	if r.base, err = loadBaseline(ctx, job, gold); err != nil {
+		return err
+	}
+	if r.base != nil {
+		r.o.inputRead(job.Baseline.Path)
+		d := digestString(r.base.Result.RunDigest)
+		if r.m.BaselineDigest != "" && r.m.BaselineDigest != d {
+			return fmt.Errorf("the baseline run %s changed since job %s started", job.Baseline.Path, r.m.Job)
+		}
+		st := r.base.Result.Stats
+		r.m.BaselineDigest, r.m.BaselineStats = d, &st
+	}
+	if r.m.GoldDigest == "" {
+		r.m.GoldDigest = gold.Digest()
+		return r.q.PutManifest(ctx, r.m)
+	}
+	return nil
+}
+
+// cutRun joins the run file with the gold set and cuts the joined rows
+// into tasks, shard by shard.
+//
+// Rows are split by shard while the units are built (in parallel); here
+// they are copied out of the unit and wait per shard until a part is full.
+// The waiting rows of all shards never exceed the buffer budget: before
+// rows are added, the shards with the most waiting rows are published
+// early until the new rows fit. Every decision depends only on the input
+// and the configuration, so reading the input again (to resume, or to
+// re-publish lost tasks) cuts the same tasks.
+func (r *run) cutRun(pub *publisher, only map[string]bool) (map[string]int, *ingest.Result, error) {
 	S := r.o.Shards
 	budget := r.o.BufferBytes
 	partBytes := min(r.o.PartBytes, budget)
@@ -746,18 +559,13 @@ func (r *run) ingest(ctx context.Context, only map[string]bool, republish int) (
 	tasks := map[string]int{}
 	flush := func(s int) error {
 		rows := buf.take(s)
-		id := TaskID(shard.ID(s), counts[s])
+		id := TaskID(shard.ID(s), counts[s], r.m.Regrouped)
 		counts[s]++
 		tasks[id] = rows.Len()
 		if only != nil && !only[id] {
 			return nil
 		}
-		select {
-		case parts <- part{id: id, rows: rows}:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return pub.send(id, rows.Len(), r.headers, func() ([]byte, error) { return shard.Encode(rows) })
 	}
 	buffered := func() {
 		if r.o.OnBuffered != nil {
@@ -782,57 +590,127 @@ func (r *run) ingest(ctx context.Context, only map[string]bool, republish int) (
 		}
 		return nil
 	}}
-	jobCopy := *job
-	jobCopy.Ingest.Route = func(qid string) int { return int(shard.Of(qid, S)) }
-	jobCopy.Ingest.Routes = S
-	jobCopy.Ingest.Baseline = r.base
-	job = &jobCopy
-	res, err := joinRun(ctx, job, r.gold, handlers)
+	job := *r.job
+	job.Ingest.Route = func(qid string) int { return int(shard.Of(qid, S)) }
+	job.Ingest.Routes = S
+	job.Ingest.Baseline = r.base
+	res, err := joinRun(pub.ctx, &job, r.gold, handlers, r.m.Regrouped)
+	if err == nil {
+		r.o.inputRead(job.Run.Path)
+	}
 	for s := 0; s < S && err == nil; s++ {
 		if buf.rows[s] != nil {
 			err = flush(s)
 		}
 	}
-	close(parts)
-	pwg.Wait()
-	if pubErr != nil {
-		return nil, nil, publishCounts{}, pubErr
-	}
-	if err != nil {
-		return nil, nil, publishCounts{}, err
-	}
-	return tasks, res, pubCounts, nil
+	return tasks, res, err
 }
 
-// joinRun streams the run through the joiner, falling back to reading it
-// whole when its queries are not grouped. Commit only routes rows, so a
-// restart after ErrRunNotGrouped re-publishes nothing twice: task ids and
-// contents are the same, and the queue keeps one task per id.
-func joinRun(ctx context.Context, job *Job, gold *ingest.Gold, h ingest.Handlers) (*ingest.Result, error) {
-	open := func() (schema.Reader, error) {
-		opts := job.Read
-		opts.Format = job.Run.Format
-		return schema.Open(ctx, job.Run.Path, schema.RoleRun, opts)
+// publisher encodes and publishes tasks from PublishConcurrency goroutines.
+type publisher struct {
+	ctx       context.Context
+	cancel    context.CancelFunc
+	r         *run
+	resuming  bool
+	republish int
+	parts     chan part
+	wg        sync.WaitGroup
+
+	mu     sync.Mutex
+	err    error
+	counts publishCounts
+}
+
+// part is one task to publish: its id, query count, headers and payload
+// (encoded by the publishing goroutine).
+type part struct {
+	id      string
+	queries int
+	headers map[string]string
+	encode  func() ([]byte, error)
+}
+
+func newPublisher(ctx context.Context, r *run, resuming bool, republish int) *publisher {
+	ctx, cancel := context.WithCancel(ctx)
+	p := &publisher{ctx: ctx, cancel: cancel, r: r, resuming: resuming, republish: republish,
+		parts: make(chan part, r.o.PublishConcurrency)}
+	for range r.o.PublishConcurrency {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			for t := range p.parts {
+				p.record(r.publish(ctx, t, resuming, republish))
+			}
+		}()
 	}
-	rd, err := open()
+	return p
+}
+
+func (p *publisher) record(skipped, enqueued bool, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case err != nil:
+		if p.err == nil {
+			p.err = err
+		}
+		p.cancel()
+	case skipped:
+		p.counts.reused++
+	default:
+		p.counts.published++
+		if enqueued {
+			p.counts.enqueued++
+		}
+	}
+}
+
+// send queues a task for publication; it fails once publishing failed or
+// ctx is done.
+func (p *publisher) send(id string, queries int, headers map[string]string, encode func() ([]byte, error)) error {
+	select {
+	case p.parts <- part{id: id, queries: queries, headers: headers, encode: encode}:
+		return nil
+	case <-p.ctx.Done():
+		return p.ctx.Err()
+	}
+}
+
+// close waits for the queued tasks and returns the counts, or the first
+// publishing error.
+func (p *publisher) close() (publishCounts, error) {
+	close(p.parts)
+	p.wg.Wait()
+	p.cancel()
+	return p.counts, p.err
+}
+
+// joinRun streams the run through the joiner, or, once the job knows its
+// run is interleaved (regrouped), regroups it through spill files. A
+// streamed join of an interleaved run ends with ingest.ErrRunNotGrouped
+// after some of its tasks may have been published: the caller abandons
+// them and starts again, regrouped.
+func joinRun(ctx context.Context, job *Job, gold *ingest.Gold, h ingest.Handlers, regrouped bool) (*ingest.Result, error) {
+	opts := job.Read
+	opts.Format = job.Run.Format
+	rd, err := schema.Open(ctx, job.Run.Path, schema.RoleRun, opts)
 	if err != nil {
 		return nil, err
 	}
+	defer rd.Close()
 	j := ingest.NewJoiner(gold, job.Ingest)
-	res, err := j.Join(ctx, rd, h)
-	rd.Close()
-	if !errors.Is(err, ingest.ErrRunNotGrouped) {
-		return res, err
+	if regrouped {
+		return j.JoinSpilled(ctx, rd, h)
 	}
-	return nil, fmt.Errorf("%w: in distributed mode the run must list each query's documents together (sort it by query id, or use `evalgate score`)", err)
+	return j.Join(ctx, rd, h)
 }
 
 // publish encodes and publishes one task, unless resuming and its result
 // is already stored (skipped). enqueued reports whether the queue enqueued
 // it (see Queue.PublishTask).
-func (r *run) publish(ctx context.Context, id string, rows *shard.Rows, resuming bool, republish int) (skipped, enqueued bool, err error) {
+func (r *run) publish(ctx context.Context, t part, resuming bool, republish int) (skipped, enqueued bool, err error) {
 	if resuming {
-		has, err := r.q.HasPartial(ctx, r.m.Job, id)
+		has, err := r.q.HasPartial(ctx, r.m.Job, t.id)
 		if err != nil {
 			return false, false, err
 		}
@@ -840,22 +718,25 @@ func (r *run) publish(ctx context.Context, id string, rows *shard.Rows, resuming
 			return true, false, nil
 		}
 	}
-	payload, err := shard.Encode(rows)
+	payload, err := t.encode()
 	if err != nil {
 		return false, false, err
 	}
-	hdr := make(map[string]string, len(r.headers)+1)
-	for k, v := range r.headers {
+	hdr := make(map[string]string, len(t.headers)+1)
+	for k, v := range t.headers {
 		hdr[k] = v
 	}
-	hdr[shard.HeaderQueries] = strconv.Itoa(rows.Len())
-	enqueued, err = r.q.PublishTask(ctx, TaskSpec{Job: r.m.Job, ID: id, Payload: payload, Digest: shard.Digest(payload),
-		Queries: rows.Len(), Headers: hdr, Republish: republish})
+	hdr[shard.HeaderQueries] = strconv.Itoa(t.queries)
+	enqueued, err = r.q.PublishTask(ctx, TaskSpec{Job: r.m.Job, ID: t.id, Payload: payload, Digest: shard.Digest(payload),
+		Queries: t.queries, Headers: hdr, Republish: republish})
 	if err != nil {
 		return false, false, err
 	}
 	if r.o.AfterPublish != nil {
-		r.o.AfterPublish(id, enqueued)
+		r.o.AfterPublish(t.id, enqueued)
+	}
+	if r.o.Metrics != nil && enqueued {
+		r.o.Metrics.TaskPublished(len(payload))
 	}
 	return false, enqueued, nil
 }

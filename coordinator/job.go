@@ -14,6 +14,7 @@ import (
 	"github.com/evalgate/evalgate/ingest"
 	"github.com/evalgate/evalgate/metric"
 	"github.com/evalgate/evalgate/perquery"
+	"github.com/evalgate/evalgate/retrieval"
 	"github.com/evalgate/evalgate/schema"
 	"github.com/evalgate/evalgate/summary"
 )
@@ -39,7 +40,23 @@ type Job struct {
 	// (it is not grouped by query), the first writer is aborted and
 	// PerQuery is called again.
 	PerQuery func() (perquery.Writer, error)
-	Logger   zerolog.Logger
+	// Retriever, if set, makes the job a live retrieval: the run is the
+	// retriever's answers to the gold queries, asked during the job, and
+	// Run stays empty.
+	Retriever *Retriever
+	// SaveRun, if set, receives a live retrieval's answered queries in
+	// gold order once the job succeeded (--save-run), with the retriever
+	// file's name.
+	SaveRun func(retrieverFile string, recs []*retrieval.Record) error
+	// Fill, if set, also evaluates the job with LLM judgments filled into
+	// the gold set (Summary.Filled).
+	Fill *Fill
+	// Judge, if set, makes the job the LLM judging of its run's holes
+	// instead of its scoring (RunDistributed only; Outcome.Judge).
+	Judge  *Judge
+	Logger zerolog.Logger
+
+	filling *Fill // set on the filled-in evaluation itself: load the gold set filled
 }
 
 // Validate checks the job.
@@ -47,8 +64,19 @@ func (j *Job) Validate() error {
 	if j.Gold.Path == "" {
 		return errors.New("job: no gold set")
 	}
-	if j.Run.Path == "" {
+	switch {
+	case j.Run.Path == "" && j.Retriever == nil:
 		return errors.New("job: no run")
+	case j.Run.Path != "" && j.Retriever != nil:
+		return errors.New("job: a run file and a retriever: give one")
+	case j.Retriever != nil && j.Retriever.Config == nil:
+		return errors.New("job: a retriever without its file")
+	case j.Retriever != nil && j.Ingest.Strict:
+		return errors.New("job: --strict applies to run files, not to a retriever's answers")
+	case j.Judge != nil && (j.Retriever != nil || j.Fill != nil || j.Baseline.Path != ""):
+		return errors.New("job: a judge job judges a run file, alone")
+	case j.Judge != nil && (j.Judge.LLM == nil || j.Judge.Corpus == "" || j.Judge.Depth < 1):
+		return errors.New("job: a judge job needs its LLM file, a corpus and a depth of at least 1")
 	}
 	if j.Ingest.Depth < 0 {
 		return fmt.Errorf("job: depth %d is negative", j.Ingest.Depth)
@@ -67,6 +95,11 @@ type Outcome struct {
 	Summary *summary.Summary
 	Partial *metric.Partial
 	Stats   ingest.Stats
+
+	// Judge is a judge job's outcome (Job.Judge).
+	Judge *JudgeOutcome
+
+	fill fillCounts // of a filled-in evaluation
 }
 
 // resolveFormat returns the format a file will be read as.
@@ -77,8 +110,19 @@ func resolveFormat(in Input) (schema.Format, error) {
 	return schema.DetectFormat(in.Path)
 }
 
-// loadGold reads the gold set.
-func loadGold(ctx context.Context, job *Job) (*ingest.Gold, error) {
+// loadGold reads the gold set, with the judgments filled in when the job
+// is the filled-in evaluation (their counts are then in fill).
+func loadGold(ctx context.Context, job *Job, fill *fillCounts) (*ingest.Gold, error) {
+	g, err := loadHumanGold(ctx, job)
+	if err != nil || job.filling == nil {
+		return g, err
+	}
+	g, *fill, err = loadFilledGold(ctx, job, g)
+	return g, err
+}
+
+// loadHumanGold reads the gold file.
+func loadHumanGold(ctx context.Context, job *Job) (*ingest.Gold, error) {
 	opts := job.Read
 	opts.Format = job.Gold.Format
 	r, err := schema.Open(ctx, job.Gold.Path, schema.RoleGold, opts)
@@ -98,8 +142,9 @@ func loadGold(ctx context.Context, job *Job) (*ingest.Gold, error) {
 	return g, nil
 }
 
-// summaryConfig records the job's choices in the summary.
-func summaryConfig(job *Job) summary.Config {
+// SummaryConfig is the configuration the job's summary will record: its
+// choices that change values.
+func SummaryConfig(job *Job) summary.Config {
 	avg := "gold-queries"
 	if job.Ingest.OnlyRunQueries {
 		avg = "run-queries"
@@ -162,6 +207,9 @@ func noOverlap(what string, st ingest.Stats) error {
 // checkScored refuses a result over no query at all.
 func checkScored(job *Job, st ingest.Stats) error {
 	if st.RunQueries == st.RunOnlyQueries {
+		if job.Retriever != nil {
+			return fmt.Errorf("%w: the retriever answered none of the %d queries", ErrQueriesFailed, st.MissingFromRun)
+		}
 		return &schema.InputError{File: job.Run.Path, Err: noOverlap("run", st)}
 	}
 	if st.ScoredQueries == 0 { // every query left out by --skip-no-relevant
@@ -179,6 +227,7 @@ type outcome struct {
 	base       *ingest.Stats
 	baseDigest string
 	partial    *metric.Partial
+	live       *summary.Retrieval // a live retrieval's costs and latencies
 }
 
 // buildSummary assembles the summary of a finished job: the same function
@@ -191,15 +240,21 @@ func buildSummary(job *Job, o outcome, exec summary.Execution) (*summary.Summary
 	if err != nil {
 		return nil, err
 	}
-	rf, err := resolveFormat(job.Run)
-	if err != nil {
-		return nil, err
+	run := summary.Input{Path: job.Run.Path, Digest: o.runDigest}
+	if job.Retriever != nil {
+		run.Path, run.Format = job.Retriever.Config.File, FormatRetriever
+	} else {
+		rf, err := resolveFormat(job.Run)
+		if err != nil {
+			return nil, err
+		}
+		run.Format = rf.String()
 	}
 	inputs := summary.Inputs{
 		Gold: summary.Input{Path: job.Gold.Path, Format: gf.String(), Digest: o.goldDigest},
-		Run:  summary.Input{Path: job.Run.Path, Format: rf.String(), Digest: o.runDigest},
+		Run:  run,
 	}
-	cfg := summaryConfig(job)
+	cfg := SummaryConfig(job)
 	results := o.partial.Reduce()
 	s := summary.Build(inputs, cfg, o.run, results, exec)
 	if run, base := o.partial.Curve(); run != nil {
@@ -210,11 +265,14 @@ func buildSummary(job *Job, o outcome, exec summary.Execution) (*summary.Summary
 		if err != nil {
 			return nil, err
 		}
+		// The baseline is scored on the run's queries: its counts and
+		// warnings say so, not what a join over every gold query saw.
+		bst := summary.BaselineCounts(*o.base, o.run)
 		b := &summary.Baseline{
 			Input:    summary.Input{Path: job.Baseline.Path, Format: bf.String(), Digest: o.baseDigest},
-			Counts:   summary.CountsOf(*o.base),
+			Counts:   summary.CountsOf(bst),
 			Groups:   []summary.Group{},
-			Warnings: summary.Warnings(cfg, *o.base),
+			Warnings: summary.BaselineWarnings(cfg, bst),
 		}
 		for _, gr := range results {
 			if gr.Name == metric.Overall {
@@ -229,6 +287,7 @@ func buildSummary(job *Job, o outcome, exec summary.Execution) (*summary.Summary
 	if cs := o.partial.Comparisons(); cs != nil {
 		s.Comparison = comparison(job, o, cs)
 	}
+	s.Retrieval = o.live
 	return s, nil
 }
 

@@ -8,34 +8,54 @@ import (
 	"github.com/evalgate/evalgate/ingest"
 	"github.com/evalgate/evalgate/metric"
 	"github.com/evalgate/evalgate/perquery"
+	"github.com/evalgate/evalgate/retrieval"
 	"github.com/evalgate/evalgate/schema"
 )
 
-// Score evaluates a job in this process: the reference evaluation.
+// Score evaluates a job in this process: the reference evaluation. With
+// Job.Fill, it evaluates the job a second time with the judgments filled
+// into the gold set (Summary.Filled).
 func Score(ctx context.Context, job Job) (*Outcome, error) {
-	start := time.Now()
-	if err := job.Validate(); err != nil {
+	out, recs, err := score(ctx, job)
+	if err != nil || job.Fill == nil {
+		return out, err
+	}
+	if err := scoreFilled(ctx, job, out, recs); err != nil {
 		return nil, err
 	}
+	return out, nil
+}
+
+// score evaluates a job once; for a live retrieval it also returns the
+// answers' records in gold order.
+func score(ctx context.Context, job Job) (*Outcome, []*retrieval.Record, error) {
+	start := time.Now()
+	if err := job.Validate(); err != nil {
+		return nil, nil, err
+	}
 	t0 := time.Now()
-	gold, err := loadGold(ctx, &job)
+	var fill fillCounts
+	gold, err := loadGold(ctx, &job, &fill)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	job.Logger.Info().Int("queries", gold.NumQueries()).Dur("took", time.Since(t0)).Msg("gold set loaded")
 	base, err := loadBaseline(ctx, &job, gold)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if job.Retriever != nil {
+		return scoreLive(ctx, &job, gold, base, start)
 	}
 	job.Ingest.Baseline = base
 	res, partial, err := scoreRun(ctx, &job, gold, false)
 	if errors.Is(err, ingest.ErrRunNotGrouped) {
-		job.Logger.Warn().Str("run", job.Run.Path).
-			Msg("the run's queries are not contiguous; reading the whole run into memory before scoring")
+		job.Logger.Info().Str("run", job.Run.Path).
+			Msg("the run lists some queries' documents in several places; reading it again through temporary files")
 		res, partial, err = scoreRun(ctx, &job, gold, true)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cfg := job.Ingest
 	if cfg.Parallelism <= 0 {
@@ -47,9 +67,9 @@ func Score(ctx context.Context, job Job) (*Outcome, error) {
 	}
 	s, err := buildSummary(&job, o, execution("local", cfg.Parallelism, 0, "", start))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &Outcome{Summary: s, Partial: partial, Stats: res.Stats}, nil
+	return &Outcome{Summary: s, Partial: partial, Stats: res.Stats, fill: fill}, nil, nil
 }
 
 func ingestDefaults(c ingest.Config) ingest.Config {
@@ -60,8 +80,9 @@ func ingestDefaults(c ingest.Config) ingest.Config {
 	return c
 }
 
-// scoreRun joins and scores the run once.
-func scoreRun(ctx context.Context, job *Job, gold *ingest.Gold, buffered bool) (*ingest.Result, *metric.Partial, error) {
+// scoreRun joins and scores the run once: streamed, or regrouped through
+// spill files (for a run whose queries are interleaved).
+func scoreRun(ctx context.Context, job *Job, gold *ingest.Gold, spilled bool) (*ingest.Result, *metric.Partial, error) {
 	opts := job.Read
 	opts.Format = job.Run.Format
 	r, err := schema.Open(ctx, job.Run.Path, schema.RoleRun, opts)
@@ -119,8 +140,8 @@ func scoreRun(ctx context.Context, job *Job, gold *ingest.Gold, buffered bool) (
 	}
 	j := ingest.NewJoiner(gold, cfg)
 	var res *ingest.Result
-	if buffered {
-		res, err = j.JoinBuffered(ctx, r, handlers)
+	if spilled {
+		res, err = j.JoinSpilled(ctx, r, handlers)
 	} else {
 		res, err = j.Join(ctx, r, handlers)
 	}

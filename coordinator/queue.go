@@ -2,9 +2,11 @@ package coordinator
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/evalgate/evalgate/ingest"
+	"github.com/evalgate/evalgate/shard"
 )
 
 // TaskSpec is one task to publish: an encoded shard part and the headers
@@ -75,6 +77,9 @@ type Queue interface {
 	WorkerCount(ctx context.Context) (int, error)
 	// PurgeJob removes the job's pending tasks and payload objects.
 	PurgeJob(ctx context.Context, job string) error
+	// Answers calls fn with every answer a live retrieval job stored, in
+	// no particular order.
+	Answers(ctx context.Context, job string, fn func(data []byte) error) error
 }
 
 // Settlement is what is left of a job in the queue.
@@ -99,25 +104,48 @@ const (
 // Manifest records a job in the queue's key-value store: enough to resume
 // it after a coordinator crash and to report on it.
 type Manifest struct {
-	Version       int           `json:"version"`
-	Job           string        `json:"job"`
-	State         string        `json:"state"`
-	Created       time.Time     `json:"created"`
-	Updated       time.Time     `json:"updated"`
-	Config        JobConfig     `json:"config"`
-	HashAlgorithm string        `json:"hash_algorithm"`
-	Parts         []int         `json:"parts,omitempty"` // parts per shard, once published
-	Tasks         int           `json:"tasks"`
-	Queries       int64         `json:"queries"`
-	GoldDigest    string        `json:"gold_digest,omitempty"`
-	RunDigest     string        `json:"run_digest,omitempty"`
-	Stats         *ingest.Stats `json:"stats,omitempty"`
+	Version       int       `json:"version"`
+	Job           string    `json:"job"`
+	State         string    `json:"state"`
+	Created       time.Time `json:"created"`
+	Updated       time.Time `json:"updated"`
+	Config        JobConfig `json:"config"`
+	HashAlgorithm string    `json:"hash_algorithm"`
+	Parts         []int     `json:"parts,omitempty"` // parts per shard, once published
+	// Regrouped is set once the coordinator found the run interleaved (a
+	// query's lines in several places): its tasks are cut from the run
+	// regrouped through spill files and named accordingly (TaskID), and
+	// results of the tasks cut before are ignored.
+	Regrouped  bool          `json:"regrouped,omitempty"`
+	Tasks      int           `json:"tasks"`
+	Queries    int64         `json:"queries"`
+	GoldDigest string        `json:"gold_digest,omitempty"`
+	RunDigest  string        `json:"run_digest,omitempty"`
+	Stats      *ingest.Stats `json:"stats,omitempty"`
 	// BaselineDigest and BaselineStats describe the baseline run, when
 	// there is one.
 	BaselineDigest string        `json:"baseline_digest,omitempty"`
 	BaselineStats  *ingest.Stats `json:"baseline_stats,omitempty"`
 	Error          string        `json:"error,omitempty"`
 	Done           int           `json:"done,omitempty"` // tasks scored, when the job ended
+}
+
+// TaskIDs lists the job's tasks, once published.
+func (m *Manifest) TaskIDs() []string {
+	var ids []string
+	for s, n := range m.Parts {
+		for p := 0; p < n; p++ {
+			ids = append(ids, TaskID(shard.ID(s), p, m.Regrouped))
+		}
+	}
+	return ids
+}
+
+// Abandoned reports whether task was cut before the job's run was
+// regrouped: its result (or failure) no longer counts.
+func (m *Manifest) Abandoned(task string) bool {
+	_, part, _ := strings.Cut(task, "-")
+	return m.Regrouped && !strings.HasPrefix(part, "r")
 }
 
 // ManifestVersion is the layout version written by this build.
@@ -145,4 +173,19 @@ type JobConfig struct {
 	Paired         bool     `json:"paired,omitempty"`
 	Pairing        string   `json:"pairing,omitempty"`
 	CurveDepth     int      `json:"curve_depth,omitempty"`
+	// A live retrieval's retriever file, as written (${VAR} references,
+	// never their values), its queries per task and failure budget.
+	RetrieverFile    string `json:"retriever_file,omitempty"`
+	RetrieverSource  string `json:"retriever_source,omitempty"`
+	QueriesPerTask   int    `json:"queries_per_task,omitempty"`
+	MaxFailedQueries string `json:"max_failed_queries,omitempty"`
+	// A judge job's LLM file as written, corpus and options.
+	LLMFile      string `json:"llm_file,omitempty"`
+	LLMSource    string `json:"llm_source,omitempty"`
+	Corpus       string `json:"corpus,omitempty"`
+	JudgeDepth   int    `json:"judge_depth,omitempty"`
+	Rejudge      int    `json:"rejudge,omitempty"`
+	JudgeSeed    uint64 `json:"judge_seed,omitempty"`
+	MaxTokens    int64  `json:"max_tokens,omitempty"`
+	PairsPerTask int    `json:"pairs_per_task,omitempty"`
 }
