@@ -29,6 +29,9 @@ func convertCommand() *cli.Command {
 				return usagef("convert takes IN and OUT, got %d arguments", c.NArg())
 			}
 			in, out := c.Args().Get(0), c.Args().Get(1)
+			if samePath(in, out) {
+				return inputf("convert %s %s: OUT is IN: write the converted file elsewhere", in, out)
+			}
 			from, err := schema.ParseFormat(c.String("from"))
 			if err != nil {
 				return usageError{fmt.Errorf("--from: %w", err)}
@@ -63,7 +66,7 @@ func convertCommand() *cli.Command {
 			defer r.Close()
 			f, err := atomicfile.Create(out)
 			if err != nil {
-				return err
+				return inputf("write %s: %w", out, err)
 			}
 			defer f.Abort()
 			var w schema.RecordWriter

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,7 +29,7 @@ func jobFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "measure", Aliases: []string{"m"}, Usage: "measures, comma-separated or repeated (default: " + strings.Join(metric.Names(metric.DefaultMeasures()), ",") + ")"},
 		&cli.StringFlag{Name: "gold-format", Value: "auto", Usage: "auto, trec, jsonl, arrow, arrow-stream or parquet"},
 		&cli.StringFlag{Name: "run-format", Value: "auto", Usage: "auto, trec, jsonl, arrow, arrow-stream or parquet"},
-		&cli.StringFlag{Name: "rank-by", Value: "score", Usage: "score (descending, trec_eval's tie-break) or rank (the rank column)"},
+		&cli.StringFlag{Name: "rank-by", Value: "score", Usage: "score (descending, trec_eval's tie-break) or rank (the rank column); with --retriever, how to read --baseline-run"},
 		&cli.IntFlag{Name: "rel-level", Value: 1, Usage: "smallest grade that counts as relevant (trec_eval -l)"},
 		&cli.IntFlag{Name: "depth", Usage: "score only the best N documents of each query (trec_eval -M); 0 = all"},
 		&cli.BoolFlag{Name: "strict", Usage: "refuse a run with a doc id twice in one query, as trec_eval does"},
@@ -48,8 +49,24 @@ func outputFlags() []cli.Flag {
 	}
 }
 
-// jobFromFlags builds a job from jobFlags.
+// jobFromFlags builds a job from jobFlags (and liveFlags).
 func jobFromFlags(c *cli.Context) (coordinator.Job, error) {
+	if err := checkLiveFlags(c); err != nil {
+		return coordinator.Job{}, err
+	}
+	job, err := jobOfFlags(c)
+	if err != nil {
+		return job, err
+	}
+	job.Fill, err = fillFromFlags(c)
+	return job, err
+}
+
+// jobOfFlags builds the job of a run file or a retriever.
+func jobOfFlags(c *cli.Context) (coordinator.Job, error) {
+	if c.IsSet("retriever") {
+		return liveJobFromFlags(c)
+	}
 	if err := required(c, "gold", "run"); err != nil {
 		return coordinator.Job{}, err
 	}
@@ -83,6 +100,11 @@ func jobFromFlagsFor(c *cli.Context, run string) (coordinator.Job, error) {
 	if c.Int("depth") < 0 {
 		return job, usagef("--depth %d: want 0 (all) or more", c.Int("depth"))
 	}
+	if c.Int("rel-level") < 0 || c.Int("rel-level") > math.MaxInt32 {
+		// Grades below 0 mark judged non-relevant documents (and trec_eval
+		// reads -1 as unjudged): a negative level would count them relevant.
+		return job, usagef("--rel-level %d: want 0 or more (the smallest grade that counts as relevant)", c.Int("rel-level"))
+	}
 	level := int32(c.Int("rel-level"))
 	job = coordinator.Job{
 		Gold:   coordinator.Input{Path: c.String("gold"), Format: gf},
@@ -98,13 +120,11 @@ func jobFromFlagsFor(c *cli.Context, run string) (coordinator.Job, error) {
 		},
 	}
 	for _, p := range []string{job.Gold.Path, job.Run.Path} {
-		if _, err := os.Stat(p); err != nil {
-			return job, usageError{fmt.Errorf("open %s: %w", p, err)}
+		if p == "" {
+			continue // a live retrieval has no run file
 		}
-	}
-	if p := c.String("per-query"); c.IsSet("per-query") && p != "" {
-		if _, err := perquery.FormatOf(p); err != nil {
-			return job, usageError{err}
+		if _, err := os.Stat(p); err != nil {
+			return job, inputf("read %s: %w", p, pathCause(err))
 		}
 	}
 	return job, nil
@@ -120,6 +140,8 @@ type outputs struct {
 	perQuery   string
 	trecLines  bool
 	trecBuf    bytes.Buffer
+	saveRun    string // --save-run: the live retrieval's run
+	savedRun   []byte // ... as rendered when the job ended
 }
 
 func outputsFromFlags(c *cli.Context) (*outputs, error) {
@@ -129,6 +151,12 @@ func outputsFromFlags(c *cli.Context) (*outputs, error) {
 		summaryOut: c.String("summary-out"),
 		perQuery:   c.String("per-query"),
 		trecLines:  c.Bool("q"),
+		saveRun:    c.String("save-run"),
+	}
+	if o.saveRun != "" {
+		if _, err := saveRunFormat(o.saveRun); err != nil {
+			return nil, err
+		}
 	}
 	switch o.format {
 	case "table", "json", "trec":
@@ -138,7 +166,12 @@ func outputsFromFlags(c *cli.Context) (*outputs, error) {
 	if o.trecLines && o.format != "trec" {
 		return nil, usagef("-q prints per-query lines in --format trec only")
 	}
-	if err := checkOutputs(map[string]string{"output": o.output, "summary-out": o.summaryOut, "per-query": o.perQuery}, nil); err != nil {
+	if o.perQuery != "" {
+		if _, err := perquery.FormatOf(o.perQuery); err != nil {
+			return nil, usagef("--per-query: %w", err)
+		}
+	}
+	if err := checkOutputs(map[string]string{"output": o.output, "summary-out": o.summaryOut, "per-query": o.perQuery, "save-run": o.saveRun}, nil); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -219,6 +252,9 @@ func (o *outputs) render(s *summary.Summary, files *fileSet) ([]byte, error) {
 	}
 	if o.perQuery != "" {
 		files.moves = append(files.moves, [2]string{o.pendingPerQuery(), o.perQuery})
+	}
+	if o.saveRun != "" && o.savedRun != nil {
+		files.add(o.saveRun, o.savedRun)
 	}
 	if o.output != "" {
 		files.add(o.output, b.Bytes())

@@ -356,7 +356,7 @@ func TestRunWithoutGoldQueriesIsBadInput(t *testing.T) {
 	for name, content := range map[string]string{"ids.trec": "1 Q0 rel 1 1 t\n2 Q0 rel 1 1 t\n", "empty.trec": "# no results\n"} {
 		run := write(t, dir, name, content)
 		for _, cmd := range []string{"score", "run"} {
-			code, out, errs := evalgate(t, cmd, "--gold", gold, "--run", run, "-m", "RR")
+			code, out, errs := evalgate(t, "--log-format", "console", cmd, "--gold", gold, "--run", run, "-m", "RR")
 			want := `none of the run's 2 queries (first "1") is in the gold set`
 			if name == "empty.trec" {
 				want = "the run has no queries"
@@ -383,5 +383,62 @@ func TestBadPathsExitTwo(t *testing.T) {
 		if code, out, errs := evalgate(t, args...); code != 2 || out != "" || errs == "" {
 			t.Errorf("%v: exit %d\n%s\n%s", args, code, out, errs)
 		}
+	}
+}
+
+// writeTaggedGold writes the 100 queries of writeGold as JSONL, the first
+// legal of them tagged category=legal and the rest category=policy.
+func writeTaggedGold(t *testing.T, dir string, legal int) string {
+	t.Helper()
+	var b strings.Builder
+	for q := 0; q < 100; q++ {
+		cat := "policy"
+		if q < legal {
+			cat = "legal"
+		}
+		fmt.Fprintf(&b, "{\"query_id\": \"q%03d\", \"relevant_ids\": [\"rel\"], \"category\": %q}\n", q, cat)
+	}
+	return write(t, dir, "gold.jsonl", b.String())
+}
+
+// evalgate history checks a tag gate's floor on the tag group (an alert,
+// exit 1 with --fail-on-alert) and names the gates it cannot check.
+func TestHistoryChecksTagGates(t *testing.T) {
+	dir := t.TempDir()
+	gold := writeTaggedGold(t, dir, 50)
+	hist := filepath.Join(dir, "history")
+	// A run that finds nothing, then one that finds every relevant
+	// document (at rank 3): the latest legal group is at 100%.
+	if code, _, errs := evalgate(t, "score", "--gold", gold, "--run", writeRun(t, dir, "r.trec", 0, 0), "-m", "R@5", "--history", hist); code != 0 {
+		t.Fatal(errs)
+	}
+	run := writeRun(t, dir, "r2.trec", 0, 0)
+	text, _ := os.ReadFile(run)
+	write(t, dir, "r2.trec", strings.ReplaceAll(string(text), "x3 3", "rel 3")) // every query finds rel at rank 3
+	if code, _, errs := evalgate(t, "score", "--gold", gold, "--run", run, "-m", "R@5", "--history", hist); code != 0 {
+		t.Fatal(errs)
+	}
+	criteria := write(t, dir, "tags.yaml", `gates:
+  - name: legal_recall
+    metric: R@5
+    tag: category=legal
+    threshold: 0.5
+  - name: hr_recall
+    metric: R@5
+    tag: category=hr
+    threshold: 0.5
+`)
+	code, out, errs := evalgate(t, "history", "--history", hist, "--criteria", criteria, "--fail-on-alert")
+	if code != 0 || !strings.Contains(out, "gate hr_recall (R@5 for category=hr): not checked: no query of the latest run has the tag category=hr") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	// A latest run that finds nothing: the legal group is at 0%.
+	none := writeRun(t, dir, "r3.trec", 0, 0)
+	if code, _, errs := evalgate(t, "score", "--gold", gold, "--run", none, "-m", "R@5", "--history", hist); code != 0 {
+		t.Fatal(errs)
+	}
+	code, out, errs = evalgate(t, "history", "--history", hist, "--criteria", criteria, "--fail-on-alert")
+	if code != 1 || !strings.Contains(out, "below the floor of 50.0% (gate legal_recall)") || !strings.Contains(out, "R@5 for category=legal") {
+		t.Fatalf("tag gate below its floor: exit %d\n%s\n%s", code, out, errs)
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -29,9 +28,10 @@ func gateFlags() []cli.Flag {
 		&cli.StringFlag{Name: "baseline", Usage: "a previous summary JSON (--summary-out) to compare with"},
 		&cli.BoolFlag{Name: "require-baseline", Usage: "fail (exit 2) instead of noting \"not checked\" when there is no baseline"},
 		&cli.BoolFlag{Name: "allow-gold-change", Usage: "accept a baseline scored on a different gold set"},
+		&cli.BoolFlag{Name: "allow-config-change", Usage: "accept a --baseline summary scored with other options that change values (--rel-level, --depth, …)"},
 		&cli.StringFlag{Name: "report", Usage: "write summary.json, comment.md, junit.xml and report.html to this directory"},
 		&cli.StringFlag{Name: "comment", Usage: "write the pull-request comment (Markdown) to this file"},
-		&cli.StringFlag{Name: "junit", Usage: "write JUnit XML (one test case per gate) to this file"},
+		&cli.StringFlag{Name: "junit", Usage: "write JUnit XML (one test case per gate, or per measure without --criteria) to this file"},
 		&cli.StringFlag{Name: "html", Usage: "write the self-contained HTML report to this file"},
 		&cli.StringFlag{Name: "history", Usage: "keep this result in a history: a directory, or \"jetstream\" (with --nats)"},
 	}
@@ -64,56 +64,67 @@ type gating struct {
 func gatingFromFlags(c *cli.Context, baselineRun bool) (*gating, error) {
 	g := &gating{report: c.String("report"), comment: c.String("comment"), junit: c.String("junit"),
 		html: c.String("html"), history: c.String("history")}
-	if p := c.String("criteria"); p != "" {
-		cr, err := gate.LoadCriteria(p)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil, usageError{err}
-			}
-			return nil, err
-		}
-		g.criteria = cr
-	}
-	if p := c.String("baseline"); p != "" {
-		if baselineRun {
-			return nil, usagef("--baseline and --baseline-run: give one baseline")
-		}
-		s, err := readSummary(p)
-		if err != nil {
-			return nil, err
-		}
-		g.opts.Baseline = s
+	if c.String("baseline") != "" && baselineRun {
+		return nil, usagef("--baseline and --baseline-run: give one baseline")
 	}
 	g.opts.RequireBaseline = c.Bool("require-baseline")
 	g.opts.AllowGoldChange = c.Bool("allow-gold-change")
-	if g.criteria == nil && (g.opts.Baseline != nil || g.opts.RequireBaseline || g.comment != "" || g.junit != "") {
-		return nil, usagef("--baseline, --require-baseline, --comment and --junit need --criteria")
+	g.opts.AllowConfigChange = c.Bool("allow-config-change")
+	if c.String("criteria") == "" && (c.String("baseline") != "" || g.opts.RequireBaseline) {
+		return nil, usagef("--baseline and --require-baseline need --criteria")
 	}
-	if g.opts.RequireBaseline && g.opts.Baseline == nil && !baselineRun {
+	if g.opts.RequireBaseline && c.String("baseline") == "" && !baselineRun {
 		return nil, usageError{gate.ErrNoBaseline}
 	}
-	if g.history == "jetstream" && c.String("nats") == "" {
-		return nil, usagef("--history jetstream needs --nats")
+	if err := checkHistoryFlag(c, g.history); err != nil {
+		return nil, err
 	}
 	if err := checkOutputs(map[string]string{"comment": g.comment, "junit": g.junit, "html": g.html},
 		map[string]string{"report": g.report}); err != nil {
 		return nil, err
 	}
+	if p := c.String("criteria"); p != "" {
+		cr, err := gate.LoadCriteria(p)
+		if err != nil {
+			return nil, err
+		}
+		g.criteria = cr
+	}
+	if p := c.String("baseline"); p != "" {
+		s, err := readSummary(p)
+		if err != nil {
+			return nil, err
+		}
+		g.opts.Baseline, g.opts.BaselineFile = s, p
+	}
 	return g, nil
 }
 
-// readSummary reads a saved summary; a malformed one is bad input.
+// checkHistoryFlag refuses a --history that cannot be a history: a file,
+// or "jetstream" without a server.
+func checkHistoryFlag(c *cli.Context, history string) error {
+	switch {
+	case history == "":
+		return nil
+	case history == "jetstream" && c.String("nats") == "":
+		return usagef("--history jetstream needs --nats")
+	case history == "jetstream":
+		return nil
+	}
+	if fi, err := os.Stat(history); err == nil && !fi.IsDir() {
+		return inputf("--history %s: not a directory (a history is a directory of summaries)", history)
+	}
+	return nil
+}
+
+// readSummary reads a saved summary; a missing or malformed one is bad
+// input, named with its file.
 func readSummary(path string) (*summary.Summary, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, usageError{fmt.Errorf("open summary %s: %w", path, err)}
+	s, err := summary.ReadFile(path)
+	if err != nil && !schema.IsInvalidInput(err) {
+		return nil, inputError{err}
 	}
-	defer f.Close()
-	s, err := summary.ReadJSON(f)
-	if err != nil {
-		return nil, &schema.InputError{File: path, Err: err}
-	}
-	return s, nil
+	return s, err
 }
 
 // pairedMetric sets up the job to compare the run with a baseline run:
@@ -133,7 +144,7 @@ func pairedMetric(c *cli.Context, job *coordinator.Job, cr *gate.Criteria) error
 		return nil
 	}
 	if _, err := os.Stat(path); err != nil {
-		return usageError{fmt.Errorf("open %s: %w", path, err)}
+		return inputf("read %s: %w", path, pathCause(err))
 	}
 	bf, err := schema.ParseFormat(c.String("baseline-format"))
 	if err != nil {
@@ -158,14 +169,25 @@ func pairedMetric(c *cli.Context, job *coordinator.Job, cr *gate.Criteria) error
 	return nil
 }
 
+// checkBaseline refuses, before scoring, a saved baseline scored with
+// other options that change values than job (Evaluate would refuse it
+// after scoring).
+func (g *gating) checkBaseline(job *coordinator.Job) error {
+	_, err := gate.CheckBaselineConfig(coordinator.SummaryConfig(job), g.opts)
+	return err
+}
+
 // apply evaluates the criteria (if any) into s.Gate.
 func (g *gating) apply(s *summary.Summary) error {
 	if g.criteria == nil {
 		return nil
 	}
 	v, err := gate.Evaluate(g.criteria, s, g.opts)
-	if err != nil {
-		return usageError{err} // every gating error is in the criteria, summaries or flags
+	switch {
+	case schema.IsInvalidInput(err):
+		return err
+	case err != nil:
+		return inputError{err} // every gating error is in the criteria, summaries or flags
 	}
 	s.Gate = v
 	return nil
@@ -219,20 +241,15 @@ func (g *gating) renderReports(s *summary.Summary, history []*summary.Summary, f
 	rep := gate.Report{Summary: s, Baseline: g.opts.Baseline, History: history, Criteria: g.criteria}
 	comment := func(w io.Writer) error { return gate.WriteComment(w, rep) }
 	report := func(w io.Writer) error { return gate.WriteHTML(w, rep) }
-	junit := func(w io.Writer) error { return gate.WriteJUnit(w, s.Gate) }
+	junit := func(w io.Writer) error { return gate.WriteJUnit(w, s) }
 	if g.report != "" {
+		// All four, with criteria or without: CI steps key off their names.
 		files.dirs = append(files.dirs, g.report)
-		if err := render(filepath.Join(g.report, "summary.json"), s.WriteJSON); err != nil {
-			return err
-		}
-		if err := render(filepath.Join(g.report, "report.html"), report); err != nil {
-			return err
-		}
-		if s.Gate != nil {
-			if err := render(filepath.Join(g.report, "comment.md"), comment); err != nil {
-				return err
-			}
-			if err := render(filepath.Join(g.report, "junit.xml"), junit); err != nil {
+		for _, f := range []struct {
+			name   string
+			render func(io.Writer) error
+		}{{"summary.json", s.WriteJSON}, {"report.html", report}, {"comment.md", comment}, {"junit.xml", junit}} {
+			if err := render(filepath.Join(g.report, f.name), f.render); err != nil {
 				return err
 			}
 		}
@@ -240,21 +257,17 @@ func (g *gating) renderReports(s *summary.Summary, history []*summary.Summary, f
 	if err := render(g.html, report); err != nil {
 		return err
 	}
-	if s.Gate != nil {
-		if err := render(g.comment, comment); err != nil {
-			return err
-		}
-		if err := render(g.junit, junit); err != nil {
-			return err
-		}
+	if err := render(g.comment, comment); err != nil {
+		return err
 	}
-	return nil
+	return render(g.junit, junit)
 }
 
 // stepSummary appends the pull-request comment to $GITHUB_STEP_SUMMARY
-// when set (GitHub Actions).
+// when set (GitHub Actions), for a gated summary or when a comment was
+// asked for.
 func (g *gating) stepSummary(s *summary.Summary) error {
-	if s.Gate == nil || os.Getenv("GITHUB_STEP_SUMMARY") == "" {
+	if (s.Gate == nil && g.report == "" && g.comment == "") || os.Getenv("GITHUB_STEP_SUMMARY") == "" {
 		return nil
 	}
 	var b bytes.Buffer
@@ -291,12 +304,12 @@ func (f *fileSet) add(path string, data []byte) {
 func (f *fileSet) write() error {
 	for _, d := range f.dirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return fmt.Errorf("create report directory: %w", err)
+			return inputf("create report directory: %w", err)
 		}
 	}
 	for _, p := range f.paths { // a rename onto a directory would fail half way
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			return usagef("write %s: is a directory, want a file", p)
+			return inputf("write %s: is a directory, want a file", p)
 		}
 	}
 	staged := make([]*atomicfile.File, 0, len(f.paths))
@@ -308,7 +321,9 @@ func (f *fileSet) write() error {
 	for _, p := range f.paths {
 		af, err := atomicfile.Create(p)
 		if err != nil {
-			return err
+			// A path the command cannot write to is the user's to fix;
+			// a full disk or a failing device (below) is the machine's.
+			return inputf("write %s: %w", p, err)
 		}
 		staged = append(staged, af)
 		if _, err := af.Write(f.data[p]); err != nil {
@@ -342,15 +357,15 @@ func checkOutputs(files map[string]string, dirs map[string]string) error {
 			continue
 		}
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			return usagef("--%s %s: is a directory, want a file", flag, p)
+			return inputf("--%s %s: is a directory, want a file", flag, p)
 		}
 		dir := filepath.Dir(p)
 		fi, err := os.Stat(dir)
 		switch {
 		case err != nil:
-			return usagef("--%s %s: directory %s does not exist", flag, p, dir)
+			return inputf("--%s %s: directory %s does not exist", flag, p, dir)
 		case !fi.IsDir():
-			return usagef("--%s %s: %s is not a directory", flag, p, dir)
+			return inputf("--%s %s: %s is not a directory", flag, p, dir)
 		}
 	}
 	for _, flag := range slices.Sorted(maps.Keys(dirs)) {
@@ -362,7 +377,7 @@ func checkOutputs(files map[string]string, dirs map[string]string) error {
 			fi, err := os.Stat(a)
 			if err == nil {
 				if !fi.IsDir() {
-					return usagef("--%s %s: %s is not a directory", flag, d, a)
+					return inputf("--%s %s: %s is not a directory", flag, d, a)
 				}
 				break
 			}
@@ -372,6 +387,88 @@ func checkOutputs(files map[string]string, dirs map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// The flags that name files a command reads, and those that name files it
+// writes (--report names a directory of four).
+var (
+	inputFileFlags  = []string{"gold", "run", "retriever", "baseline-run", "baseline", "criteria", "summary", "corpus", "llm"}
+	inputSliceFlags = []string{"judgments"}
+	outputFileFlags = []string{"output", "summary-out", "per-query", "save-run", "comment", "junit", "html", "out"}
+	reportFiles     = []string{"summary.json", "comment.md", "junit.xml", "report.html"}
+)
+
+// namedPath is a path and the flag that gave it, for messages.
+type namedPath struct{ flag, path string }
+
+// checkFileFlags refuses, before anything is read, an output that would
+// replace one of the command's inputs, and two outputs on one file (one
+// would replace the other). Paths are compared cleaned and absolute, and
+// through the file system: a symbolic link, a hard link or a symbolically
+// linked directory reaches the same file under another name.
+func checkFileFlags(c *cli.Context) error {
+	var ins, outs []namedPath
+	for _, f := range inputFileFlags {
+		if p := c.String(f); p != "" {
+			ins = append(ins, namedPath{"--" + f, p})
+		}
+	}
+	for _, f := range inputSliceFlags {
+		for _, p := range c.StringSlice(f) {
+			ins = append(ins, namedPath{"--" + f, p})
+		}
+	}
+	for _, f := range outputFileFlags {
+		if p := c.String(f); p != "" {
+			outs = append(outs, namedPath{"--" + f, p})
+		}
+	}
+	if d := c.String("report"); d != "" {
+		for _, name := range reportFiles {
+			outs = append(outs, namedPath{"--report " + d + " (" + name + ")", filepath.Join(d, name)})
+		}
+	}
+	for i, o := range outs {
+		for _, in := range ins {
+			if samePath(o.path, in.path) {
+				return inputf("%s %s is the input %s %s: writing it would destroy the input", o.flag, o.path, in.flag, in.path)
+			}
+		}
+		for _, o2 := range outs[:i] {
+			if samePath(o.path, o2.path) {
+				return inputf("%s %s and %s %s are the same file: one output would replace the other", o2.flag, o2.path, o.flag, o.path)
+			}
+		}
+	}
+	return nil
+}
+
+// samePath reports whether a and b name the same file: the same cleaned
+// absolute path after resolving symbolic links (of the directory, for a
+// file that does not exist yet), or the same existing file (hard links).
+func samePath(a, b string) bool {
+	if ra, rb := resolvePath(a), resolvePath(b); ra == rb {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
+// resolvePath is p absolute, cleaned, with symbolic links resolved as far
+// as the path exists.
+func resolvePath(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(dir, filepath.Base(abs))
+	}
+	return abs
 }
 
 // verdict turns a gate verdict into the process's exit: 1 when an error

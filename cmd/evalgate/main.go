@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -46,7 +48,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	app := newApp(stdout, stderr)
 	err := app.RunContext(ctx, args)
-	return report(err, stderr)
+	return report(err, stderr, app.Metadata)
 }
 
 // onSignals cancels the command at the first SIGINT or SIGTERM (a worker
@@ -82,7 +84,9 @@ func onSignals(cancel context.CancelFunc, stderr io.Writer) func() {
 	}
 }
 
-// usageError marks mistakes in how the command was called.
+// usageError marks mistakes in how the command was called: unknown or
+// missing flags, flag values out of range, flags that do not go together.
+// They are reported with a hint to the help.
 type usageError struct{ err error }
 
 func (u usageError) Error() string { return u.err.Error() }
@@ -90,43 +94,93 @@ func (u usageError) Unwrap() error { return u.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
+// inputError marks a problem with the files or data a command was given
+// that is not a *schema.InputError: a file that does not exist, a path
+// that cannot be written, a baseline that does not fit. Exit code 2, like
+// usage errors, but without the hint to the help, which cannot fix it.
+type inputError struct{ err error }
+
+func (e inputError) Error() string { return e.err.Error() }
+func (e inputError) Unwrap() error { return e.err }
+
+func inputf(format string, args ...any) error { return inputError{fmt.Errorf(format, args...)} }
+
+// pathCause is the cause of a file system error without the operation and
+// path it repeats ("no such file or directory" for "stat x: no such file
+// or directory"), for messages that name the path themselves.
+func pathCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // gateFailed is returned when a blocking gate failed; the verdict has been
 // printed already.
 type gateFailed struct{ msg string }
 
 func (g gateFailed) Error() string { return g.msg }
 
-// report prints err and returns the exit code.
-func report(err error, stderr io.Writer) int {
+// errorLogKey is the app metadata key under which a command whose stderr
+// is a JSON log (run, worker, server with --log-format json, or auto off
+// a terminal) stores its name: its fatal error is then one more log line.
+const errorLogKey = "fatal-error-as-log"
+
+// logFatalErrors makes the command's fatal error a line of its log when
+// the log is JSON, so that the log stays one JSON object per line and the
+// error is printed once. For the commands that log as they run.
+func logFatalErrors(c *cli.Context) {
+	if jsonLog, err := logFormatJSON(c); err == nil && jsonLog {
+		c.App.Metadata[errorLogKey] = c.Command.Name
+	}
+}
+
+// report prints err and returns the exit code: 1 for a failed gate, 2 for
+// bad usage or input, 3 for everything else (the machine, the queue, an
+// interruption). It prints nothing for a failed gate (the verdict is
+// printed already).
+func report(err error, stderr io.Writer, meta map[string]any) int {
 	if err == nil {
 		return exitOK
 	}
+	code, text := classify(err)
+	if code == exitGateFail {
+		return code
+	}
+	if cmd, ok := meta[errorLogKey].(string); ok {
+		log := zerolog.New(stderr).With().Timestamp().Logger()
+		log.Error().Int("exit_code", code).Str("error", err.Error()).Msgf("evalgate %s failed", cmd)
+		return code
+	}
+	fmt.Fprint(stderr, text)
+	return code
+}
+
+// classify gives err's exit code and its text for a terminal.
+func classify(err error) (int, string) {
 	var gf gateFailed
-	if errors.As(err, &gf) {
-		return exitGateFail
-	}
 	var ue usageError
+	var ie inputError
 	switch {
+	case errors.As(err, &gf):
+		return exitGateFail, ""
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "Error: %v\nTry: evalgate --help\n", err)
-		return exitBadInput
+		return exitBadInput, fmt.Sprintf("Error: %v\nTry: evalgate --help\n", err)
 	case schema.IsInvalidInput(err):
-		fmt.Fprintf(stderr, "Error: bad input:\n%v\n", err)
-		return exitBadInput
-	case errors.Is(err, os.ErrNotExist), errors.Is(err, os.ErrPermission), errors.Is(err, syscall.EISDIR),
-		errors.Is(err, embedded.ErrBadStore):
-		fmt.Fprintf(stderr, "Error: %v\n", err)
-		return exitBadInput
+		return exitBadInput, fmt.Sprintf("Error: bad input:\n%v\n", err)
+	case errors.As(err, &ie), errors.Is(err, os.ErrNotExist), errors.Is(err, os.ErrPermission), errors.Is(err, syscall.EISDIR),
+		errors.Is(err, syscall.ENOTDIR), errors.Is(err, embedded.ErrBadStore):
+		return exitBadInput, fmt.Sprintf("Error: %v\n", err)
 	case errors.Is(err, context.Canceled):
-		fmt.Fprintf(stderr, "Error: interrupted\n")
-		return exitOperation
+		return exitOperation, "Error: interrupted\n"
 	}
-	fmt.Fprintf(stderr, "Error: %v\n", err)
-	return exitOperation
+	return exitOperation, fmt.Sprintf("Error: %v\n", err)
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
+		Metadata:  map[string]any{},
 		Name:      "evalgate",
 		Usage:     "score retrieval runs against a gold set and gate releases on the result",
 		Version:   version,
@@ -183,6 +237,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			statusCommand(),
 			gateCommand(),
 			compareCommand(),
+			judgeCommand(),
 			historyCommand(),
 			convertCommand(),
 			genCommand(),
@@ -236,23 +291,45 @@ func required(c *cli.Context, names ...string) error {
 	return nil
 }
 
+// markRequired adds "(required)" to the usage of the named flags, for a
+// command that requires flags it shares with commands that do not.
+func markRequired(flags []cli.Flag, names ...string) []cli.Flag {
+	for _, f := range flags {
+		if sf, ok := f.(*cli.StringFlag); ok && slices.Contains(names, sf.Name) && !strings.Contains(sf.Usage, "(required") {
+			sf.Usage += " (required)"
+		}
+	}
+	return flags
+}
+
+// logFormatJSON says whether the log is JSON, from --log-format (auto:
+// JSON unless stderr is a terminal).
+func logFormatJSON(c *cli.Context) (bool, error) {
+	switch c.String("log-format") {
+	case "json":
+		return true, nil
+	case "console":
+		return false, nil
+	case "auto":
+		f, ok := c.App.ErrWriter.(*os.File)
+		return !(ok && isatty.IsTerminal(f.Fd())), nil
+	}
+	return false, usagef("--log-format %q: want auto, console or json", c.String("log-format"))
+}
+
 // logger builds the process logger from the global flags.
 func logger(c *cli.Context) (zerolog.Logger, error) {
 	level, err := zerolog.ParseLevel(c.String("log-level"))
 	if err != nil {
 		return zerolog.Nop(), usagef("--log-level %q: want debug, info, warn or error", c.String("log-level"))
 	}
+	jsonLog, err := logFormatJSON(c)
+	if err != nil {
+		return zerolog.Nop(), err
+	}
 	w := c.App.ErrWriter
-	switch c.String("log-format") {
-	case "json":
-	case "console":
+	if !jsonLog {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
-	case "auto":
-		if f, ok := w.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
-			w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
-		}
-	default:
-		return zerolog.Nop(), usagef("--log-format %q: want auto, console or json", c.String("log-format"))
 	}
 	return zerolog.New(w).Level(level).With().Timestamp().Logger(), nil
 }

@@ -173,6 +173,10 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		"convert one arg":  {"convert", g},
 		"gen bad format":   {"gen", "--format", "xml"},
 		"gen tags on trec": {"gen", "--tags"},
+		"gen docs alone":   {"gen", "--docs", "10"},
+		"gen corpus depth": {"gen", "--corpus", "--depth", "10"},
+		"gen corpus trec":  {"gen", "--corpus", "--format", "trec"},
+		"gen corpus 0 doc": {"gen", "--corpus", "--docs", "0"},
 		"stray argument":   {"score", "--gold", g, "--run", r, "extra"},
 		"late log level":   {"score", "--log-level", "info", "--gold", g, "--run", r},
 		"bad log level":    {"--log-level", "bogus", "score", "--gold", g, "--run", r},
@@ -237,6 +241,26 @@ func TestGenIsDeterministic(t *testing.T) {
 		y, _ := os.ReadFile(filepath.Join(b, f))
 		if len(x) == 0 || !bytes.Equal(x, y) {
 			t.Fatalf("%s differs between two runs with the same seed", f)
+		}
+	}
+}
+
+func TestGenCorpusIsDeterministic(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	for _, d := range []string{a, b} {
+		code, _, errs := evalgate(t, "gen", "--corpus", "-n", "200", "--docs", "700", "--tags", "--seed", "42", "--out", d)
+		if code != 0 || !strings.Contains(errs, "(700 documents)") || !strings.Contains(errs, "(200 queries)") {
+			t.Fatalf("gen --corpus: exit %d: %s", code, errs)
+		}
+	}
+	for f, lines := range map[string]int{"corpus.jsonl": 700, "gold.jsonl": 200} {
+		x, _ := os.ReadFile(filepath.Join(a, f))
+		y, _ := os.ReadFile(filepath.Join(b, f))
+		if len(x) == 0 || !bytes.Equal(x, y) {
+			t.Fatalf("%s differs between two runs with the same seed", f)
+		}
+		if n := bytes.Count(x, []byte("\n")); n != lines {
+			t.Fatalf("%s has %d lines, want %d", f, n, lines)
 		}
 	}
 }

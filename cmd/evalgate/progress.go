@@ -141,6 +141,10 @@ func (p *progressReporter) draw(pr coordinator.Progress) {
 			progressbar.OptionSetWriter(p.w), progressbar.OptionSetDescription(desc),
 			progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(false), progressbar.OptionThrottle(p.redraw),
 			progressbar.OptionClearOnFinish(), progressbar.OptionSetWidth(progressBarWidth),
+			// No ticker goroutine for the spinner (it turns at each
+			// update): the library's Clear does not take the lock that
+			// goroutine renders under, and the goroutine outlives Exit.
+			progressbar.OptionSetSpinnerChangeInterval(0),
 		}
 	}
 	if pr.Queries <= 0 {

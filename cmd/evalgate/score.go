@@ -16,10 +16,13 @@ func scoreCommand() *cli.Command {
 		Usage: "score a run against a gold set in this process (no queue)",
 		Description: "Scores every gold query (a query missing from the run scores 0, as trec_eval -c does) " +
 			"and prints the measures overall and per tag. Exit code 0 on success, 2 on bad usage or input.",
-		Flags: slices.Concat(jobFlags(), outputFlags(), gateFlags(), pairingFlags()),
+		Flags: slices.Concat(jobFlags(), liveFlags(), fillFlags(), outputFlags(), gateFlags(), pairingFlags()),
 		Action: func(c *cli.Context) error {
 			log, err := logger(c)
 			if err != nil {
+				return err
+			}
+			if err := checkFileFlags(c); err != nil {
 				return err
 			}
 			job, err := jobFromFlags(c)
@@ -38,8 +41,12 @@ func scoreCommand() *cli.Command {
 			if err := pairedMetric(c, &job, g.criteria); err != nil {
 				return err
 			}
+			if err := g.checkBaseline(&job); err != nil {
+				return err
+			}
 			job.Logger = log
 			job.PerQuery = out.perQueryFactory(job.Metric.Measures)
+			out.attachSaveRun(&job)
 			res, err := coordinator.Score(c.Context, job)
 			if err != nil {
 				return err

@@ -26,7 +26,10 @@ func serverCommand() *cli.Command {
 			"(not both, unless they agree); a non-loopback address needs client authentication: --user/--password, " +
 			"--token, or users, nkeys, a token, operator JWTs or verified client certificates in a --config file " +
 			"(not both the flags and the file). The accounts of the file's users need `jetstream: enabled`. " +
-			"Creates the evalgate streams.",
+			"Creates the evalgate streams. --print-config prints a starting configuration with one least-privilege " +
+			"user per role (coordinator, worker, status) and exits: passwords from --coordinator-password, " +
+			"--worker-password, --status-password (or their environment variables), else generated; with " +
+			"--env-passwords the file reads them from those environment variables when the server starts.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:4222", Usage: "host:port for clients (without it, a listen address in --config takes the default's place)"},
 			&cli.StringFlag{Name: "store", Value: "evalgate-data", Usage: "JetStream store directory"},
@@ -36,11 +39,27 @@ func serverCommand() *cli.Command {
 			&cli.StringFlag{Name: "token", Usage: "require this token", EnvVars: []string{"EVALGATE_SERVER_TOKEN"}},
 			&cli.IntFlag{Name: "max-payload", Usage: "largest message in bytes (default 1 MiB; larger tasks go to the object store anyway)"},
 			&cli.BoolFlag{Name: "sync-always", Usage: "fsync every write (durable across power loss, slower)"},
+			metricsFlag(),
+			&cli.BoolFlag{Name: "print-config", Usage: "print a starting nats-server configuration with least-privilege users for the coordinator, workers and status, and exit"},
+			&cli.BoolFlag{Name: "env-passwords", Usage: "with --print-config, have the configuration read the passwords not given from $EVALGATE_<ROLE>_PASSWORD when the server starts"},
+			&cli.StringFlag{Name: "coordinator-password", Usage: "with --print-config, the coordinator user's password", EnvVars: []string{jsq.PasswordEnv(jsq.RoleCoordinator)}},
+			&cli.StringFlag{Name: "worker-password", Usage: "with --print-config, the worker user's password", EnvVars: []string{jsq.PasswordEnv(jsq.RoleWorker)}},
+			&cli.StringFlag{Name: "status-password", Usage: "with --print-config, the status user's password", EnvVars: []string{jsq.PasswordEnv(jsq.RoleStatus)}},
 		}, topologyFlags()...),
 		Action: func(c *cli.Context) error {
 			log, err := logger(c)
 			if err != nil {
 				return err
+			}
+			logFatalErrors(c)
+			if c.Bool("print-config") {
+				return printConfig(c)
+			}
+			// The password flags are read from the environment too, where
+			// a server whose configuration refers to them has them: only
+			// --env-passwords is refused without --print-config.
+			if c.Bool("env-passwords") {
+				return usagef("--env-passwords goes with --print-config")
 			}
 			o := embedded.Options{
 				StoreDir: c.String("store"), ConfigFile: c.String("config"), SyncAlways: c.Bool("sync-always"),
@@ -74,6 +93,11 @@ func serverCommand() *cli.Command {
 				return usagef("--max-payload %d: give a size in bytes from 1 to %d (0: the default)", c.Int("max-payload"), math.MaxInt32)
 			}
 			o.MaxPayload = int32(c.Int("max-payload"))
+			m, err := startMetrics(c)
+			if err != nil {
+				return err
+			}
+			defer m.close()
 			srv, err := embedded.Start(o)
 			var noAuth *embedded.NoAuthError
 			switch {
@@ -99,12 +123,14 @@ func serverCommand() *cli.Command {
 				return err
 			}
 			defer srv.Shutdown()
+			m.setReady(srv.Ready)
 			// Create the topology through an in-process client that
 			// authenticates as the server's internal user, whatever the
 			// configured auth. In a cluster JetStream answers only once
 			// the nodes have elected a leader: retry for a minute.
-			streams := fmt.Sprintf("streams %s %s %s %s, consumer %s, buckets %s %s %s", jsq.StreamTasks, jsq.StreamPartials,
-				jsq.StreamDLQ, jsq.StreamAdvisories, jsq.ConsumerWorkers, jsq.BucketJobs, jsq.BucketWorkers, jsq.BucketShards)
+			streams := fmt.Sprintf("streams %s %s %s %s %s, consumer %s, buckets %s %s %s %s", jsq.StreamTasks, jsq.StreamPartials,
+				jsq.StreamDLQ, jsq.StreamAdvisories, jsq.StreamAnswers, jsq.ConsumerWorkers, jsq.BucketJobs, jsq.BucketWorkers,
+				jsq.BucketLimits, jsq.BucketShards)
 			co := jsq.Options{InProcess: srv, Name: "evalgate-server", Logger: log}
 			if iu, err := srv.InternalUser(); err != nil {
 				log.Warn().Err(err).Msg("evalgate streams not created here: the first `evalgate run --nats` creates them")
@@ -116,6 +142,16 @@ func serverCommand() *cli.Command {
 				if err := ensureTopology(c.Context, co, topologyFromFlags(c), log); err != nil {
 					return err
 				}
+				if m != nil {
+					// The queue gauges read the queue as the internal user.
+					qc, err := jsq.Connect(c.Context, co)
+					if err != nil {
+						return err
+					}
+					defer qc.Close()
+					m.connection(qc)
+					m.queue(qc)
+				}
 			}
 			if srv.Exposed() && !srv.TLS() {
 				log.Warn().Msg("listening beyond loopback without TLS: credentials and data travel in clear text (use --config with a tls block)")
@@ -126,6 +162,29 @@ func serverCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// printConfig prints a starting nats-server configuration with a user per
+// role (jsq.ServerConfig), and on stderr which passwords it generated.
+func printConfig(c *cli.Context) error {
+	o := jsq.ConfigOptions{StoreDir: c.String("store"), MaxPayload: int64(c.Int("max-payload")), FromEnv: c.Bool("env-passwords"),
+		Passwords: map[jsq.Role]string{}}
+	for _, r := range jsq.Roles {
+		if p := c.String(string(r) + "-password"); p != "" {
+			o.Passwords[r] = p
+		}
+	}
+	config, generated, err := jsq.ServerConfig(o)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprint(c.App.Writer, config); err != nil {
+		return err
+	}
+	if len(generated) > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "evalgate server: generated the passwords of %v in the configuration printed\n", generated)
+	}
+	return nil
 }
 
 func ensureTopology(ctx context.Context, o jsq.Options, t jsq.Topology, log zerolog.Logger) error {

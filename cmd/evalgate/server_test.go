@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -60,7 +62,7 @@ func startServerCmd(t *testing.T, args ...string) (p *serverProc, exit int) {
 	p = &serverProc{stderr: &syncBuffer{ready: make(chan string, 1)}, code: make(chan int, 1), stop: cancel}
 	go func() {
 		app := newApp(io.Discard, p.stderr)
-		p.code <- report(app.RunContext(ctx, append([]string{"evalgate", "server"}, args...)), p.stderr)
+		p.code <- report(app.RunContext(ctx, append([]string{"evalgate", "server"}, args...)), p.stderr, app.Metadata)
 	}()
 	select {
 	case p.url = <-p.stderr.ready:
@@ -155,6 +157,19 @@ func TestServerConfigWithoutJetStream(t *testing.T) {
 	}
 	if out := p.stderr.String(); !strings.Contains(out, "account A") || !strings.Contains(out, "jetstream: enabled") {
 		t.Errorf("unclear message:\n%s", out)
+	}
+}
+
+// TestServerRefusedCreatesNoStore: server refusing its address (beyond
+// loopback without authentication) exits 2 and creates no store directory.
+func TestServerRefusedCreatesNoStore(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "evalgate-data")
+	p, code := startServerCmd(t, "--listen", "0.0.0.0:0", "--store", store)
+	if code != 2 || !strings.Contains(p.stderr.String(), "exposes the queue beyond this machine") {
+		t.Fatalf("exit %d:\n%s", code, p.stderr)
+	}
+	if _, err := os.Stat(store); !os.IsNotExist(err) {
+		t.Fatalf("store directory created: %v", err)
 	}
 }
 

@@ -18,7 +18,7 @@ func statusCommand() *cli.Command {
 		Name:      "status",
 		Usage:     "show jobs (tasks done/pending/failed; a task is a part of a shard) and the workers seen",
 		ArgsUsage: "[JOB]",
-		Flags:     natsFlags(),
+		Flags:     markRequired(natsFlags(), "nats"),
 		Action: func(c *cli.Context) error {
 			log, err := logger(c)
 			if err != nil {

@@ -16,16 +16,18 @@ func workerCommand() *cli.Command {
 		Description: "Connects to --nats, takes tasks from the EVALGATE_TASKS work queue and stores results. " +
 			"Run any number, on any machine. On SIGTERM it stops taking tasks, finishes or hands back " +
 			"those it holds, and exits.",
-		Flags: append(natsFlags(),
+		Flags: append(markRequired(natsFlags(), "nats"),
 			&cli.IntFlag{Name: "concurrency", Value: runtime.GOMAXPROCS(0), Usage: "tasks scored at once"},
 			&cli.StringFlag{Name: "id", Usage: "worker name in reports and status, unique per worker (default host-pid)"},
 			&cli.DurationFlag{Name: "wait-server", Value: time.Minute, Usage: "keep retrying the first connection this long"},
+			metricsFlag(),
 		),
 		Action: func(c *cli.Context) error {
 			log, err := logger(c)
 			if err != nil {
 				return err
 			}
+			logFatalErrors(c)
 			if err := required(c, "nats"); err != nil {
 				return err
 			}
@@ -33,6 +35,11 @@ func workerCommand() *cli.Command {
 				return usagef("--concurrency %d: want at least 1", c.Int("concurrency"))
 			}
 			start := time.Now()
+			m, err := startMetrics(c)
+			if err != nil {
+				return err
+			}
+			defer m.close()
 			opts := natsOptions(c, "evalgate-worker")
 			opts.Logger = log
 			conn, err := connectWithRetry(c.Context, opts, c.Duration("wait-server"), func(err error) {
@@ -42,6 +49,7 @@ func workerCommand() *cli.Command {
 				return err
 			}
 			defer conn.Close()
+			m.connection(conn)
 			if err := conn.WaitTopology(c.Context, func() {
 				log.Warn().Msg("waiting for the evalgate streams: start `evalgate server` or a coordinator")
 			}); err != nil {
@@ -55,9 +63,10 @@ func workerCommand() *cli.Command {
 			}
 			lifecycle.Info().Str("nats", c.String("nats")).Int("concurrency", c.Int("concurrency")).Msg("worker started")
 			var wg sync.WaitGroup
-			if err := startWorker(c.Context, &wg, conn, c.Int("concurrency"), c.String("id"), log); err != nil {
+			if err := startWorker(c.Context, &wg, conn, c.Int("concurrency"), c.String("id"), m.worker(c.Int("concurrency")), log); err != nil {
 				return err
 			}
+			m.setReady(connectedReady(c.Context, conn))
 			wg.Wait()
 			lifecycle.Info().Str("uptime", time.Since(start).Round(time.Millisecond).String()).Msg("worker stopped")
 			return nil
