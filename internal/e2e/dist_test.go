@@ -1,14 +1,19 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/evalgate/evalgate/coordinator"
 	"github.com/evalgate/evalgate/metric"
+	"github.com/evalgate/evalgate/perquery"
 	"github.com/evalgate/evalgate/schema"
 	"github.com/evalgate/evalgate/synth"
 )
@@ -121,5 +126,86 @@ func TestCoordinatorBufferBounded(t *testing.T) {
 	}
 	if got := comparable(t, out.Summary); got != want {
 		t.Fatalf("summary with a bounded buffer differs from score's:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestInterleavedRunSameBits: a run that lists a query's documents in
+// several places goes through the queue (regrouped through spill files)
+// with the same summary and per-query file as `score` gives, whether the
+// interleaving shows at once (a shuffled run) or only at the end, after
+// tasks were published and scored (the abandoned tasks' results must not
+// count).
+func TestInterleavedRunSameBits(t *testing.T) {
+	gold, grouped := genData(t, 3000, schema.FormatTREC, false)
+	data, err := os.ReadFile(grouped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	lines = lines[:len(lines)-1] // the empty piece after the last newline
+	shuffled := slices.Clone(lines)
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	// The first line moved to the end: the first query shows up again
+	// after every other one.
+	late := append(slices.Clone(lines[1:]), lines[0])
+	groupedOut, err := coordinator.Score(context.Background(), newJob(t, gold, grouped))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string][]string{"shuffled": shuffled, "interleaved at the end": late} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			run := filepath.Join(dir, "run.trec")
+			if err := os.WriteFile(run, []byte(strings.Join(content, "")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			job := func(perQuery string) coordinator.Job {
+				j := newJob(t, gold, run)
+				j.Ingest.SpillDir = dir
+				j.PerQuery = func() (perquery.Writer, error) { return perquery.Create(perQuery, j.Metric.Measures) }
+				return j
+			}
+			local, err := coordinator.Score(context.Background(), job(filepath.Join(dir, "local.tsv")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(local.Summary.Measures, groupedOut.Summary.Measures) {
+				t.Fatalf("score of the interleaved run: %v, of the grouped one %v", local.Summary.Measures, groupedOut.Summary.Measures)
+			}
+			s := startServer(t)
+			startWorkers(t, s, 2, nil)
+			q := connect(t, s, "coordinator")
+			var direct atomic.Int64
+			out, err := coordinator.RunDistributed(context.Background(), job(filepath.Join(dir, "dist.tsv")), q,
+				coordinator.DistOptions{Shards: 7, PartBytes: 16 << 10, AfterPublish: func(task string, _ bool) {
+					if !strings.Contains(task, "-r") {
+						direct.Add(1)
+					}
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := comparable(t, out.Summary), comparable(t, local.Summary); got != want {
+				t.Fatalf("distributed summary differs from score's:\n%s\nwant\n%s", got, want)
+			}
+			a, _ := os.ReadFile(filepath.Join(dir, "local.tsv"))
+			b, _ := os.ReadFile(filepath.Join(dir, "dist.tsv"))
+			if len(a) == 0 || !bytes.Equal(a, b) {
+				t.Fatalf("per-query files differ (%d and %d bytes)", len(a), len(b))
+			}
+			m, err := q.GetManifest(context.Background(), out.Summary.Execution.Job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !m.Regrouped {
+				t.Fatal("the manifest does not say the run was regrouped")
+			}
+			if name == "interleaved at the end" && direct.Load() == 0 {
+				t.Fatal("no task was published before the interleaving showed: the test lost its point")
+			}
+			if left, _ := filepath.Glob(filepath.Join(dir, "evalgate-spill-*")); len(left) > 0 {
+				t.Fatalf("spill files left behind: %v", left)
+			}
+		})
 	}
 }

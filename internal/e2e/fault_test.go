@@ -27,7 +27,7 @@ import (
 var small = coordinator.DistOptions{Shards: 7, PartBytes: 16 << 10, ReconcileEvery: time.Second}
 
 // workerProc starts an `evalgate worker` process.
-func workerProc(t *testing.T, url string, env ...string) *exec.Cmd {
+func workerProc(t testing.TB, url string, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(evalgateBin, "--log-level", "info", "--log-format", "json", "worker", "--nats", url, "--concurrency", "1")
 	cmd.Env = append(os.Environ(), env...)
@@ -400,7 +400,7 @@ func TestCoordinatorKilledAndResumed(t *testing.T) {
 			var all []string
 			for sh, n := range m.Parts {
 				for p := 0; p < n; p++ {
-					all = append(all, coordinator.TaskID(shard.ID(sh), p))
+					all = append(all, coordinator.TaskID(shard.ID(sh), p, m.Regrouped))
 				}
 			}
 			had, pending := set(before.Done), set(before.Pending)

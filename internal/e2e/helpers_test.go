@@ -23,12 +23,12 @@ import (
 // testTopology makes crash detection fast.
 var testTopology = jsq.Topology{AckWait: 2 * time.Second, MaxDeliver: 3, MaxAckPending: 64}
 
-func logger(t *testing.T) zerolog.Logger {
+func logger(t testing.TB) zerolog.Logger {
 	return zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.InfoLevel)
 }
 
 // startServer starts an embedded JetStream server listening on loopback.
-func startServer(t *testing.T) *embedded.Server {
+func startServer(t testing.TB) *embedded.Server {
 	t.Helper()
 	s, err := embedded.Start(embedded.Options{StoreDir: t.TempDir(), Listen: "127.0.0.1:-1"})
 	if err != nil {
@@ -38,7 +38,7 @@ func startServer(t *testing.T) *embedded.Server {
 	return s
 }
 
-func connect(t *testing.T, s *embedded.Server, name string) *jsq.Conn {
+func connect(t testing.TB, s *embedded.Server, name string) *jsq.Conn {
 	t.Helper()
 	c, err := jsq.Connect(context.Background(), jsq.Options{URL: s.ClientURL(), Name: name, Logger: logger(t)})
 	if err != nil {
@@ -90,7 +90,7 @@ func startWorkers(t *testing.T, s *embedded.Server, n int, plan *worker.FaultPla
 
 var testMeasures, _ = metric.ParseList([]string{"R@1,R@5,R@10,P@5,RR,nDCG@10,nDCG(gain=exp)@10,AP,Success@5,Rprec,Judged@10,NumQ,NumRel,NumRet,NumRelRet"})
 
-func genData(t *testing.T, queries int, f schema.Format, tags bool) (string, string) {
+func genData(t testing.TB, queries int, f schema.Format, tags bool) (string, string) {
 	t.Helper()
 	gold, run := synth.Paths(t.TempDir(), f)
 	if err := synth.Write(context.Background(), synth.Options{Queries: queries, Depth: 50, Seed: 21, Format: f, Tags: tags}, gold, run); err != nil {
@@ -99,7 +99,7 @@ func genData(t *testing.T, queries int, f schema.Format, tags bool) (string, str
 	return gold, run
 }
 
-func newJob(t *testing.T, gold, run string) coordinator.Job {
+func newJob(t testing.TB, gold, run string) coordinator.Job {
 	return coordinator.Job{
 		Gold:   coordinator.Input{Path: gold},
 		Run:    coordinator.Input{Path: run},
