@@ -33,6 +33,12 @@ func sources(t *testing.T) []goFile {
 		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && path != root || d.Name() == "bench-data" || d.Name() == "demo") {
 			return filepath.SkipDir
 		}
+		if d.IsDir() && path != root {
+			// A nested module (examples/retriever) is not part of this one.
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+				return filepath.SkipDir
+			}
+		}
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
@@ -71,8 +77,10 @@ var importRules = []struct {
 }{
 	{"github.com/nats-io/nats.go", []string{"internal/jsq"}, "only the JetStream adapter talks to NATS"},
 	{"github.com/nats-io/nats-server", []string{"internal/embedded"}, "only the embedded-server package runs a server"},
+	{"github.com/prometheus", []string{"internal/telemetry"}, "metrics go through internal/telemetry; libraries report through the hooks they declare"},
+	{module + "internal/telemetry", []string{"cmd/evalgate"}, "libraries report through the hooks they declare, not to Prometheus"},
 	{module + "worker", []string{"cmd/evalgate", "internal/jsq", "internal/mock"}, "the coordinator and the worker never import each other"},
-	{module + "coordinator", []string{"cmd/evalgate", "internal/jsq"}, "the coordinator and the worker never import each other"},
+	{module + "coordinator", []string{"cmd/evalgate", "compare", "internal/jsq"}, "the coordinator and the worker never import each other"},
 	{module + "internal/jsq", []string{"cmd/evalgate"}, "libraries depend on interfaces, not on NATS"},
 	{"log", nil, "libraries log through an injected zerolog.Logger"},
 }
