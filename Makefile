@@ -1,21 +1,30 @@
 # evalgate — build, test, benchmark.
 #
 #   make demo        build, generate sample data, score and gate it through the queue
-#   make test        vet + all tests (race detector) + short fuzz runs
+#   make demo-live   the same against a live retriever: the example BM25 service, two strategies
+#   make retriever   build the example search service (examples/retriever) into bin/
+#   make test        vet + all tests (race detector) + short fuzz runs, both modules
 #   make bench       benchmarks (kernel, ingest, distributed, worker scaling)
 #   make lint        gofmt, go vet, staticcheck
 #   make docker-test the docker-compose cluster test (needs Docker)
 
 GO          ?= go
 BIN         := bin/evalgate
+RETRIEVER   := bin/retriever
+# The example retriever is a module of its own (it links bleve; evalgate
+# does not): each target that covers it runs in its directory.
+EXAMPLE     := examples/retriever
 STATICCHECK ?= $(shell $(GO) env GOPATH)/bin/staticcheck
 FUZZTIME    ?= 20000x
 DEMO_QUERIES ?= 20000
 
-.PHONY: build demo test unit fuzz bench lint docker-test docker-image tools clean
+.PHONY: build retriever demo demo-live test unit fuzz bench lint docker-test docker-image tools clean
 
 build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/evalgate
+
+retriever:
+	cd $(EXAMPLE) && $(GO) build -trimpath -o $(CURDIR)/$(RETRIEVER) .
 
 # A production retriever (the baseline) and a candidate, on one synthetic
 # gold set; the candidate is scored through the queue and gated.
@@ -27,15 +36,23 @@ demo: build
 	$(BIN) run --gold demo/gold.jsonl --run demo/run.jsonl --baseline-run demo/production/run.jsonl \
 		--criteria examples/ship-criteria.yaml --report demo/report
 
+# A live retrieval gate: the example retriever serves a synthetic corpus;
+# the candidate strategy is asked through the queue and gated against the
+# baseline strategy's answers (scripts/demo-live.sh).
+demo-live: build retriever
+	./scripts/demo-live.sh
+
 test: unit fuzz
 
 unit:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
+	cd $(EXAMPLE) && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...
 
-# Every fuzz target of the module, briefly (FUZZTIME executions each).
+# Every fuzz target of both modules, briefly (FUZZTIME executions each).
 fuzz:
 	FUZZTIME=$(FUZZTIME) GO=$(GO) ./scripts/fuzz.sh
+	cd $(EXAMPLE) && FUZZTIME=$(FUZZTIME) GO=$(GO) $(CURDIR)/scripts/fuzz.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
@@ -44,12 +61,13 @@ lint: tools
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+	cd $(EXAMPLE) && $(GO) vet ./... && $(STATICCHECK) ./...
 
 tools:
 	@test -x $(STATICCHECK) || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 docker-test:
-	$(GO) test -tags docker -count=1 -timeout 15m ./internal/dockertest/
+	$(GO) test -tags docker -count=1 -v -timeout 15m ./internal/dockertest/
 
 clean:
 	rm -rf bin demo
