@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -33,14 +34,20 @@ const limitsTTL = 24 * time.Hour
 // process's own clock: keep worker clocks synchronised (NTP), or the skew
 // adds up to Rate×skew requests to a window.
 //
-// A process that stops with instants reserved, or has nothing to send when
-// they come, leaves them unused (the job runs a little below its rate for
-// at most one batch). Wait is safe for concurrent use.
+// A process reserves no more instants than it has callers waiting (and at
+// most about 50 ms of the schedule): instants it could not use while its
+// callers are busy would go by unused, and the job would run below its
+// rate while other processes had requests to send. A process that stops
+// with instants reserved, or has nothing to send when they come, leaves
+// them unused (the job runs a little below its rate for at most one
+// batch). Wait is safe for concurrent use.
 type RateLimiter struct {
 	c        *Conn
 	key      string
 	interval time.Duration // between two instants
-	batch    int           // instants reserved at once
+	batch    int           // most instants reserved at once
+
+	waiting atomic.Int64 // callers in Wait
 
 	mu   sync.Mutex
 	next time.Time // the next instant reserved and not handed out
@@ -55,15 +62,17 @@ func (c *Conn) RateLimiter(key string, rate float64) (*RateLimiter, error) {
 		return nil, fmt.Errorf("rate limiter %s: rate %v, want a positive number of requests per second", key, rate)
 	}
 	interval := time.Duration(float64(time.Second) / rate)
-	// About 50 ms of the schedule per reservation: few key updates, and
-	// a stopped worker wastes little.
+	// At most about 50 ms of the schedule per reservation: few key
+	// updates, and a stopped worker wastes little.
 	batch := max(1, int(rate/20))
 	return &RateLimiter{c: c, key: key, interval: max(interval, 1), batch: batch}, nil
 }
 
 // Wait blocks until the caller's instant, or ctx is done.
 func (l *RateLimiter) Wait(ctx context.Context) error {
+	l.waiting.Add(1)
 	l.mu.Lock()
+	l.waiting.Add(-1)
 	// An instant that went by unused (the process had nothing to send)
 	// is dropped: sending on it now would add to the requests of the
 	// instants other processes hold.
@@ -72,12 +81,14 @@ func (l *RateLimiter) Wait(ctx context.Context) error {
 		l.left--
 	}
 	if l.left == 0 {
-		start, err := l.reserve(ctx)
+		// This caller and the ones queued behind it.
+		n := min(l.batch, 1+int(l.waiting.Load()))
+		start, err := l.reserve(ctx, n)
 		if err != nil {
 			l.mu.Unlock()
 			return err
 		}
-		l.next, l.left = start, l.batch
+		l.next, l.left = start, n
 	}
 	at := l.next
 	l.next = l.next.Add(l.interval)
@@ -97,10 +108,10 @@ func (l *RateLimiter) Wait(ctx context.Context) error {
 	}
 }
 
-// reserve takes the next batch of instants from the shared schedule and
-// returns the first. Instants in the past are never handed out: an idle
-// schedule restarts from now.
-func (l *RateLimiter) reserve(ctx context.Context) (time.Time, error) {
+// reserve takes the next n instants from the shared schedule and returns
+// the first. Instants in the past are never handed out: an idle schedule
+// restarts from now.
+func (l *RateLimiter) reserve(ctx context.Context, n int) (time.Time, error) {
 	var start time.Time
 	err := l.c.retry(ctx, "reserve request instants", attemptTimeout, func(ctx context.Context) error {
 		kv, err := l.c.limits(ctx)
@@ -122,7 +133,7 @@ func (l *RateLimiter) reserve(ctx context.Context) (time.Time, error) {
 				rev = e.Revision()
 			}
 			first := max(time.Now().UnixNano(), prev)
-			end := strconv.FormatInt(first+int64(l.batch)*int64(l.interval), 10)
+			end := strconv.FormatInt(first+int64(n)*int64(l.interval), 10)
 			if rev == 0 {
 				_, err = kv.Create(ctx, l.key, []byte(end))
 			} else {
