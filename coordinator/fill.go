@@ -246,12 +246,12 @@ func JobOf(s *summary.Summary) (Job, error) {
 	if err != nil {
 		return job, err
 	}
-	job.Metric = metric.Config{Measures: ms, RelLevel: cfg.RelLevel}
+	job.Metric = metric.Config{Measures: ms, RelLevel: cfg.RelLevel, JudgedOnly: cfg.JudgedOnly}
 	if s.RecallCurve != nil {
 		job.Metric.CurveDepth = len(s.RecallCurve.Run)
 	}
 	job.Ingest = ingest.Config{RelLevel: cfg.RelLevel, RankBy: rb, Depth: cfg.Depth, Strict: cfg.Strict,
-		SkipNoRelevant: cfg.SkipNoRelevant, OnlyRunQueries: cfg.Averaging == "run-queries"}
+		SkipNoRelevant: cfg.SkipNoRelevant, OnlyRunQueries: cfg.Averaging == "run-queries", JudgedOnly: cfg.JudgedOnly}
 	if b := s.Baseline; b != nil {
 		if job.Baseline, err = input(b.Input); err != nil {
 			return job, err
