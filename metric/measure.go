@@ -24,7 +24,7 @@ const (
 	KindNumRel         // NumRel: number of relevant documents (summed)
 	KindNumRet         // NumRet: number of retrieved documents (summed)
 	KindNumRelRet      // NumRelRet: number of relevant retrieved documents (summed)
-	KindBpref          // bpref: binary preference over judged documents (trec_eval bpref)
+	KindBpref          // Bpref: binary preference over judged documents (trec_eval bpref)
 
 	kindEnd // one past the last valid Kind
 )
@@ -94,7 +94,7 @@ func (m Measure) String() string {
 	case KindNumRelRet:
 		return "NumRelRet"
 	case KindBpref:
-		return "bpref"
+		return "Bpref"
 	default:
 		return fmt.Sprintf("invalid(%d)", m.Kind)
 	}
@@ -247,7 +247,7 @@ var families = map[string]family{
 const KnownNames = "R@k (recall@k, recall_k, recall.k), P@k (precision@k, P_k), " +
 	"RR and RR@k (mrr, mrr@k, recip_rank), nDCG and nDCG@k (ndcg@k, ndcg_cut_k; " +
 	"nDCG(gain=exp)@k for 2^rel-1), Success@k (hit@k, hit_rate@k, success_k), " +
-	"AP and AP@k (map, map@k, map_cut_k), Rprec, bpref, Judged@k, NumQ, NumRel, NumRet, " +
+	"AP and AP@k (map, map@k, map_cut_k), Rprec, Bpref (bpref), Judged@k, NumQ, NumRel, NumRet, " +
 	"NumRelRet; any name may carry the prefix retrieval_ and write @k as _at_k " +
 	"(retrieval_recall_at_5, retrieval_mrr)"
 

@@ -18,7 +18,7 @@ func TestParse(t *testing.T) {
 		"retrieval_hit_rate_at_3": "Success@3",
 		"AP":                      "AP", "map": "AP", "MAP@10": "AP@10", "map_cut_10": "AP@10", "AP@100": "AP@100",
 		"Rprec": "Rprec", "rprec": "Rprec",
-		"Judged@10": "Judged@10", "bpref": "bpref", "BPref": "bpref",
+		"Judged@10": "Judged@10", "Bpref": "Bpref", "bpref": "Bpref", "BPref": "Bpref",
 		"NumQ": "NumQ", "num_q": "NumQ", "NumRel": "NumRel", "num_rel": "NumRel", "NumRet": "NumRet",
 		"num_ret": "NumRet", "num_rel_ret": "NumRelRet", "NumRelRet": "NumRelRet",
 	}

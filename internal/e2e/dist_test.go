@@ -250,7 +250,7 @@ func TestJudgedOnlyBprefSameBits(t *testing.T) {
 	}
 	s := ref.Summary
 	bpref := s.Measures[len(s.Measures)-1]
-	if !s.Config.JudgedOnly || s.Counts.UnjudgedDropped == 0 || bpref.Name != "bpref" || bpref.Value <= 0 || bpref.Value >= 1 {
+	if !s.Config.JudgedOnly || s.Counts.UnjudgedDropped == 0 || bpref.Name != "Bpref" || bpref.Value <= 0 || bpref.Value >= 1 {
 		t.Fatalf("config %+v, counts %+v, %+v", s.Config, s.Counts, bpref)
 	}
 	want := comparable(t, s)
