@@ -17,6 +17,10 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	if s.Baseline != nil {
 		fmt.Fprintf(&b, "baseline: %s, %s\n", s.Baseline.Input.Path, s.Baseline.ScoredOn())
 	}
+	if s.Config.JudgedOnly {
+		fmt.Fprintf(&b, "judged documents only (--judged-only): %s dropped from the rankings\n",
+			Count(c.UnjudgedDropped, "unjudged document", "unjudged documents"))
+	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	if s.Baseline == nil {

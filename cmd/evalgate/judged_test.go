@@ -31,8 +31,8 @@ func writeHoledGold(t *testing.T, dir string) string {
 }
 
 // writeHoledRun ranks judgedPool rotated by the query's number, and
-// returns the file and the unjudged documents in each ranking's top
-// depth.
+// returns the file and the unjudged documents in the rankings' top depth
+// (0: all).
 func writeHoledRun(t *testing.T, dir string, depth int) (string, int64) {
 	t.Helper()
 	var b strings.Builder
@@ -41,7 +41,7 @@ func writeHoledRun(t *testing.T, dir string, depth int) (string, int64) {
 		for r := range judgedPool {
 			d := judgedPool[(q+r)%len(judgedPool)]
 			fmt.Fprintf(&b, "q%02d Q0 %s %d %d t\n", q, d, r+1, 100-r)
-			if r < depth && (strings.HasPrefix(d, "x") || d == "u1") {
+			if (depth == 0 || r < depth) && (strings.HasPrefix(d, "x") || d == "u1") {
 				unjudged++
 			}
 		}
@@ -130,7 +130,7 @@ func comparableJSON(t *testing.T, out string) string {
 func TestBaselineScoredJudgedOnlyRefused(t *testing.T) {
 	dir := t.TempDir()
 	gold := writeHoledGold(t, dir)
-	run, _ := writeHoledRun(t, dir, 0)
+	run, unjudged := writeHoledRun(t, dir, 0)
 	criteria := write(t, dir, "c.yaml", "gates:\n  - name: bpref\n    threshold: 0.1\n    regression_max: 0.05\n")
 	base := filepath.Join(dir, "base.json")
 	if code, _, errs := evalgate(t, "score", "--gold", gold, "--run", run, "-m", "bpref", "--judged-only", "--summary-out", base); code != 0 {
@@ -141,7 +141,9 @@ func TestBaselineScoredJudgedOnlyRefused(t *testing.T) {
 	if code != 2 || out != "" || !strings.Contains(errs, want) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	if code, out, errs := evalgate(t, "score", "--gold", gold, "--run", run, "-m", "bpref", "--judged-only", "--criteria", criteria, "--baseline", base); code != 0 {
+	code, out, errs = evalgate(t, "score", "--gold", gold, "--run", run, "-m", "bpref", "--judged-only", "--criteria", criteria, "--baseline", base)
+	note := fmt.Sprintf("judged documents only (--judged-only): %d unjudged documents dropped from the rankings\n", unjudged)
+	if code != 0 || !strings.Contains(out, note) {
 		t.Fatalf("same options: exit %d\n%s\n%s", code, out, errs)
 	}
 }
