@@ -96,9 +96,15 @@ func TestJudgedOnlyRunEqualsScore(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("gate on bpref: exit %d\n%s\n%s", code, out, errs)
 	}
+	// Every rendering says the rankings were condensed.
+	note := fmt.Sprintf("judged documents only (--judged-only): %d unjudged documents dropped from the rankings", writtenUnjudged(t, run))
 	comment, err := os.ReadFile(filepath.Join(report, "comment.md"))
-	if err != nil || !strings.Contains(string(comment), "bpref") {
-		t.Fatalf("comment.md: %v\n%s", err, comment)
+	if err != nil || !strings.Contains(string(comment), "| bpref `Bpref` |") || !strings.Contains(string(comment), note) {
+		t.Fatalf("comment.md lacks the measure or %q: %v\n%s", note, err, comment)
+	}
+	page, err := os.ReadFile(filepath.Join(report, "report.html"))
+	if err != nil || !strings.Contains(string(page), "Judged documents only (--judged-only)") {
+		t.Fatalf("report.html lacks the note: %v", err)
 	}
 	var junit struct {
 		Tests int `xml:"tests,attr"`
@@ -110,6 +116,23 @@ func TestJudgedOnlyRunEqualsScore(t *testing.T) {
 	if err != nil || xml.Unmarshal(jb, &junit) != nil || junit.Tests != 2 || junit.Cases[0].Name != "bpref" {
 		t.Fatalf("junit.xml: %v\n%s", err, jb)
 	}
+}
+
+// writtenUnjudged counts the unjudged documents of a run file written by
+// writeHoledRun, all ranks.
+func writtenUnjudged(t *testing.T, run string) int {
+	t.Helper()
+	b, err := os.ReadFile(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if d := strings.Fields(line)[2]; strings.HasPrefix(d, "x") || d == "u1" {
+			n++
+		}
+	}
+	return n
 }
 
 func comparableJSON(t *testing.T, out string) string {
