@@ -4,7 +4,9 @@ import (
 	"testing"
 
 	"github.com/evalgate/evalgate/ingest"
+	"github.com/evalgate/evalgate/judgment"
 	"github.com/evalgate/evalgate/metric"
+	"github.com/evalgate/evalgate/summary"
 )
 
 // A resumed job scores with the options its manifest recorded:
@@ -31,5 +33,19 @@ func TestJobConfigRoundTripKeepsJudgedOnly(t *testing.T) {
 	back.Ingest.JudgedOnly = false
 	if err := back.Validate(); err == nil {
 		t.Fatal("a job dropping unjudged documents for scoring but not counting them is valid")
+	}
+}
+
+// With --judged-only, Judged@k reads condensed rankings: the judgments
+// section gives no coverage of the top k rather than a wrong one.
+func TestNoCoverageWhenJudgedOnly(t *testing.T) {
+	human := &summary.Summary{Measures: []summary.Measure{{Name: "Judged@10", Value: 0.6}}}
+	filled := &summary.Summary{Measures: []summary.Measure{{Name: "Judged@10", Value: 0.9}}}
+	if j := judgmentsSection(&Fill{Judgments: &judgment.Set{}}, fillCounts{}, human, filled); len(j.Coverage) != 1 {
+		t.Fatalf("coverage %+v", j.Coverage)
+	}
+	human.Config.JudgedOnly, filled.Config.JudgedOnly = true, true
+	if j := judgmentsSection(&Fill{Judgments: &judgment.Set{}}, fillCounts{}, human, filled); len(j.Coverage) != 0 {
+		t.Fatalf("coverage with --judged-only %+v", j.Coverage)
 	}
 }
