@@ -171,7 +171,7 @@ func jobConfig(job *Job, o DistOptions) JobConfig {
 		RunPath: job.Run.Path, RunFormat: job.Run.Format.String(),
 		Measures: metric.Names(job.Metric.Measures), RelLevel: job.Metric.RelLevel,
 		RankBy: job.Ingest.RankBy.String(), Depth: job.Ingest.Depth, Strict: job.Ingest.Strict,
-		SkipNoRelevant: job.Ingest.SkipNoRelevant, OnlyRunQueries: job.Ingest.OnlyRunQueries,
+		SkipNoRelevant: job.Ingest.SkipNoRelevant, OnlyRunQueries: job.Ingest.OnlyRunQueries, JudgedOnly: job.Metric.JudgedOnly,
 		Shards: o.Shards, PartBytes: o.PartBytes, BufferBytes: o.BufferBytes, PerQuery: job.PerQuery != nil,
 		BaselinePath: job.Baseline.Path, BaselineFormat: job.Baseline.Format.String(),
 		Paired: job.Metric.Paired, Pairing: pairingString(job.Metric.Pairing), CurveDepth: job.Metric.CurveDepth,
@@ -231,7 +231,7 @@ func ApplyConfig(c JobConfig, job *Job, o *DistOptions) error {
 	if err != nil {
 		return err
 	}
-	job.Metric = metric.Config{Measures: ms, RelLevel: c.RelLevel, Paired: c.Paired, CurveDepth: c.CurveDepth}
+	job.Metric = metric.Config{Measures: ms, RelLevel: c.RelLevel, Paired: c.Paired, CurveDepth: c.CurveDepth, JudgedOnly: c.JudgedOnly}
 	if c.Pairing != "" {
 		if job.Metric.Pairing, err = metric.ParsePairing(c.Pairing, ms); err != nil {
 			return err
@@ -249,6 +249,7 @@ func ApplyConfig(c JobConfig, job *Job, o *DistOptions) error {
 	}
 	job.Ingest.RelLevel, job.Ingest.RankBy, job.Ingest.Depth = c.RelLevel, rb, c.Depth
 	job.Ingest.Strict, job.Ingest.SkipNoRelevant, job.Ingest.OnlyRunQueries = c.Strict, c.SkipNoRelevant, c.OnlyRunQueries
+	job.Ingest.JudgedOnly = c.JudgedOnly
 	o.Shards, o.PartBytes, o.BufferBytes = c.Shards, c.PartBytes, c.BufferBytes
 	if o.BufferBytes <= 0 {
 		// Recorded before the budget existed: parts were cut by PartBytes
@@ -320,6 +321,9 @@ func RunDistributed(ctx context.Context, job Job, q Queue, o DistOptions) (*Outc
 	}
 	if job.Metric.CurveDepth > 0 {
 		r.headers[shard.HeaderCurve] = strconv.Itoa(job.Metric.CurveDepth)
+	}
+	if job.Metric.JudgedOnly {
+		r.headers[shard.HeaderJudgedOnly] = "1"
 	}
 	log := job.Logger.With().Str("component", "coordinator").Str("job", r.m.Job).Logger()
 	log.Info().Bool("resume", o.Resume != "").Int("shards", r.o.Shards).Msg("job started")

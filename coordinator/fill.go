@@ -198,12 +198,17 @@ func rejudgedAgreement(ctx context.Context, job *Job, set *judgment.Set) (*summa
 }
 
 // judgmentsSection describes what the judgments did and how much of the
-// top k each kind of judgment covers.
+// top k each kind of judgment covers. With --judged-only there is no
+// coverage: Judged@k then reads rankings condensed to their judged
+// documents, differently with and without the fill, not the top k.
 func judgmentsSection(f *Fill, c fillCounts, human, filled *summary.Summary) *summary.Judgments {
 	j := &summary.Judgments{Files: f.Files, Judgments: int64(len(f.Judgments.Judgments)), Filled: c.filled,
 		HumanWins: c.humanWins, UnknownQueries: c.unknownQueries, Rejudged: c.rejudged, Models: c.models}
 	if j.Models == nil {
 		j.Models = []string{}
+	}
+	if human.Config.JudgedOnly {
+		return j
 	}
 	for _, m := range human.Measures {
 		pm, err := metric.Parse(m.Name)
@@ -246,12 +251,12 @@ func JobOf(s *summary.Summary) (Job, error) {
 	if err != nil {
 		return job, err
 	}
-	job.Metric = metric.Config{Measures: ms, RelLevel: cfg.RelLevel}
+	job.Metric = metric.Config{Measures: ms, RelLevel: cfg.RelLevel, JudgedOnly: cfg.JudgedOnly}
 	if s.RecallCurve != nil {
 		job.Metric.CurveDepth = len(s.RecallCurve.Run)
 	}
 	job.Ingest = ingest.Config{RelLevel: cfg.RelLevel, RankBy: rb, Depth: cfg.Depth, Strict: cfg.Strict,
-		SkipNoRelevant: cfg.SkipNoRelevant, OnlyRunQueries: cfg.Averaging == "run-queries"}
+		SkipNoRelevant: cfg.SkipNoRelevant, OnlyRunQueries: cfg.Averaging == "run-queries", JudgedOnly: cfg.JudgedOnly}
 	if b := s.Baseline; b != nil {
 		if job.Baseline, err = input(b.Input); err != nil {
 			return job, err

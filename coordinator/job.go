@@ -84,6 +84,9 @@ func (j *Job) Validate() error {
 	if j.Ingest.RelLevel != j.Metric.RelLevel {
 		return fmt.Errorf("job: relevance level %d for ingest and %d for scoring", j.Ingest.RelLevel, j.Metric.RelLevel)
 	}
+	if j.Ingest.JudgedOnly != j.Metric.JudgedOnly {
+		return fmt.Errorf("job: judged documents only %t for ingest and %t for scoring", j.Ingest.JudgedOnly, j.Metric.JudgedOnly)
+	}
 	if paired := j.Metric.Paired || j.Metric.Pairing != nil; paired != (j.Baseline.Path != "") {
 		return errors.New("job: a baseline run and a paired metric configuration go together")
 	}
@@ -157,6 +160,7 @@ func SummaryConfig(job *Job) summary.Config {
 		Averaging:      avg,
 		SkipNoRelevant: job.Ingest.SkipNoRelevant,
 		Strict:         job.Ingest.Strict,
+		JudgedOnly:     job.Metric.JudgedOnly,
 	}
 }
 

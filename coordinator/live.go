@@ -142,7 +142,7 @@ func retrieveTask(job *Job, gold *ingest.Gold, base *ingest.Baseline, queries []
 		RetrieverFile: job.Retriever.Config.File, Retriever: string(job.Retriever.Config.Source),
 		RelLevel: job.Ingest.RelLevel, Depth: job.Ingest.Depth,
 		SkipNoRelevant: job.Ingest.SkipNoRelevant, OnlyRunQueries: job.Ingest.OnlyRunQueries,
-		Paired: base != nil, FailedSeq: int64(gold.NumQueries()),
+		JudgedOnly: job.Ingest.JudgedOnly, Paired: base != nil, FailedSeq: int64(gold.NumQueries()),
 		Queries: make([]retrieval.Query, len(queries)),
 	}
 	for i, gi := range queries {

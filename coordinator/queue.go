@@ -164,6 +164,7 @@ type JobConfig struct {
 	Strict         bool     `json:"strict"`
 	SkipNoRelevant bool     `json:"skip_no_relevant"`
 	OnlyRunQueries bool     `json:"only_run_queries"`
+	JudgedOnly     bool     `json:"judged_only,omitempty"`
 	Shards         int      `json:"shards"`
 	PartBytes      int      `json:"part_bytes"`
 	BufferBytes    int      `json:"buffer_bytes,omitempty"` // 0 in manifests written before the budget existed

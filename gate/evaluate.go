@@ -546,6 +546,8 @@ func MeasureWords(m metric.Measure) string {
 		return "MAP"
 	case metric.KindJudged:
 		return "judged@" + k
+	case metric.KindBpref:
+		return "bpref"
 	}
 	return m.String()
 }

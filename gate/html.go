@@ -67,6 +67,9 @@ func WriteHTML(w io.Writer, r Report) error {
 	fmt.Fprintf(&b, "<h1>%s</h1>\n", html.EscapeString(title))
 	fmt.Fprintf(&b, "<p class=\"notes\">%s scored. Gold set <code>%s</code>, run <code>%s</code>%s.</p>\n",
 		queries(s.Counts.ScoredQueries), html.EscapeString(s.Inputs.Gold.Path), html.EscapeString(s.Inputs.Run.Path), baselineNote(s, base))
+	if n := s.JudgedOnlyNote(); n != "" {
+		fmt.Fprintf(&b, "<p class=\"notes\">%s.</p>\n", html.EscapeString(upperFirst(n)))
+	}
 	if g := s.Gate; g != nil {
 		fmt.Fprintf(&b, "<p class=\"verdict %s\" id=\"verdict\">%s</p>\n", g.Verdict, html.EscapeString(plainHeadline(g.Headline)))
 		writeGateTable(&b, g)

@@ -212,6 +212,9 @@ func WriteComment(w io.Writer, r Report) error {
 	if s.Baseline != nil {
 		baseline = fmt.Sprintf("; baseline run %s, %s", mdEscape(s.Baseline.Input.Path), s.Baseline.ScoredOn())
 	}
+	if n := s.JudgedOnlyNote(); n != "" {
+		baseline += "; " + n
+	}
 	fmt.Fprintf(&b, "\n<sub>%s scored; gold set %s; run %s%s.</sub>\n", queries(s.Counts.ScoredQueries), mdEscape(s.Inputs.Gold.Path),
 		mdEscape(s.Inputs.Run.Path), baseline)
 	_, err := io.WriteString(w, b.String())

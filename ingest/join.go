@@ -66,6 +66,11 @@ type Config struct {
 	// OnlyRunQueries averages over the queries present in both files
 	// (trec_eval without -c) instead of every gold query.
 	OnlyRunQueries bool
+	// JudgedOnly counts, in Stats.UnjudgedDropped, the unjudged documents
+	// of the rankings, which scoring with judged documents only
+	// (metric.Config.JudgedOnly, trec_eval -J) drops. The rows keep them:
+	// the kernel drops them.
+	JudgedOnly bool
 	// Parallelism is the number of goroutines building units (default
 	// GOMAXPROCS).
 	Parallelism int
@@ -121,6 +126,9 @@ type Stats struct {
 	DuplicateDocs     int64 // repeated doc ids dropped from rankings
 	QueriesWithDupes  int64 // queries that had at least one
 	DepthTruncated    int64 // entries beyond Depth
+	// UnjudgedDropped counts the ranked documents (after the depth cut)
+	// without a judgment, with Config.JudgedOnly: those scoring drops.
+	UnjudgedDropped int64
 	// BaselineMissing counts the scored queries that have no ranking in
 	// Config.Baseline (absent from the baseline run, or empty there): the
 	// baseline scores 0 on them.
@@ -135,6 +143,7 @@ func (s *Stats) add(o *Stats) {
 	s.DuplicateDocs += o.DuplicateDocs
 	s.QueriesWithDupes += o.QueriesWithDupes
 	s.DepthTruncated += o.DepthTruncated
+	s.UnjudgedDropped += o.UnjudgedDropped
 	s.BaselineMissing += o.BaselineMissing
 }
 
@@ -676,6 +685,9 @@ func (b *builder) build(u *Unit) error {
 				b.ranked = append(b.ranked, b.docs[i])
 			}
 			cfg.Ranked(gr.gold, b.ranked)
+		}
+		if cfg.JudgedOnly {
+			u.stats.UnjudgedDropped += Unjudged(grades, rk.IDs)
 		}
 		u.stats.RunEntries += int64(len(b.entries))
 		rows := &u.Rows

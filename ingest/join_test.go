@@ -166,6 +166,32 @@ func TestDepthCutoff(t *testing.T) {
 	}
 }
 
+func TestJudgedOnlyCountsUnjudgedAfterDepth(t *testing.T) {
+	// a: relevant, b: judged non-relevant, n: in the gold set with a
+	// negative grade (unjudged, as in trec_eval), u, v, w: not in it.
+	g := loadGold(t, "q1 0 a 1\nq1 0 b 0\nq1 0 n -1\n")
+	run := "q1 Q0 u 1 9 t\nq1 Q0 a 2 8 t\nq1 Q0 n 3 7 t\nq1 Q0 v 4 6 t\nq1 Q0 b 5 5 t\nq1 Q0 w 6 4 t\n"
+	j := mustJoin(t, g, run, Config{RelLevel: 1, Depth: 5, JudgedOnly: true})
+	// The depth cut comes first (w is cut), then u, n and v are counted;
+	// the row keeps them for the kernel to drop.
+	if j.stats.DepthTruncated != 1 || j.stats.UnjudgedDropped != 3 || len(j.rows[0].run) != 5 {
+		t.Fatalf("truncated %d, unjudged %d, run %v", j.stats.DepthTruncated, j.stats.UnjudgedDropped, j.rows[0].run)
+	}
+	if j := mustJoin(t, g, run, Config{RelLevel: 1, Depth: 5}); j.stats.UnjudgedDropped != 0 {
+		t.Fatalf("without JudgedOnly: %d unjudged dropped", j.stats.UnjudgedDropped)
+	}
+}
+
+func TestUnjudged(t *testing.T) {
+	grades := []int32{2, 0, -1}
+	if n := Unjudged(grades, []uint32{3, 0, 2, 1, 4}); n != 3 {
+		t.Fatalf("Unjudged = %d, want 3 (ids 3, 2, 4)", n)
+	}
+	if n := Unjudged(nil, []uint32{0, 1}); n != 2 {
+		t.Fatalf("Unjudged without judgments = %d, want 2", n)
+	}
+}
+
 func TestAveragingSets(t *testing.T) {
 	gold := "q1 0 a 1\nq2 0 b 1\nq3 0 c 0\nq5 0 e 2\n"
 	run := "q1 Q0 a 1 1 t\nq4 Q0 z 1 1 t\nq3 Q0 c 1 1 t\n" // q2, q5 missing; q4 only in run; q3 no relevant

@@ -98,3 +98,24 @@ func (r *Ranker) markRanked(id uint32, nJudged int) {
 // AddDigest adds one query's Ranking.Digest to a run digest (as
 // Result.RunDigest sums them).
 func AddDigest(sum, d [2]uint64) [2]uint64 { return add128(sum, d) }
+
+// Unjudged counts the documents of a query's interned ranking that have no
+// judgment: not in the gold set, or there with a negative grade (grades
+// are the query's, in the gold set's order: non-increasing). They are the
+// documents scoring with judged documents only (trec_eval -J) drops.
+func Unjudged(grades []int32, ids []uint32) int64 {
+	nJudged := uint32(0)
+	for _, g := range grades {
+		if g < 0 {
+			break
+		}
+		nJudged++
+	}
+	n := int64(0)
+	for _, id := range ids {
+		if id >= nJudged {
+			n++
+		}
+	}
+	return n
+}

@@ -100,3 +100,36 @@ func BenchmarkKernel(b *testing.B) {
 	b.ReportMetric(float64(benchQueries*benchDepth)*float64(b.N)/b.Elapsed().Seconds(), "results/s")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchQueries, "ns/query")
 }
+
+// BenchmarkKernelIncomplete prices the measures for incomplete judgments
+// on the same data at relevance level 2 (grade 1 documents are then judged
+// non-relevant): the default set alone, with Bpref added, and with the
+// rankings condensed (JudgedOnly). Run the variants in one invocation and
+// compare their ns/query.
+func BenchmarkKernelIncomplete(b *testing.B) {
+	batches := benchData(b)
+	withBpref := append(DefaultMeasures(), Measure{Kind: KindBpref})
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"default", Config{Measures: DefaultMeasures(), RelLevel: 2}},
+		{"default+Bpref", Config{Measures: withBpref, RelLevel: 2}},
+		{"default+Bpref/judged-only", Config{Measures: withBpref, RelLevel: 2, JudgedOnly: true}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			k, err := NewKernel(c.cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				p := NewPartial(c.cfg.Measures)
+				for _, v := range batches {
+					k.Score(v, p, nil)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchQueries, "ns/query")
+		})
+	}
+}

@@ -4,14 +4,24 @@
 // # Measures
 //
 // Names follow ir_measures (R@5, P@5, RR, RR@10, nDCG@10, nDCG(gain=exp)@10,
-// Success@5, AP, AP@10, Rprec, Judged@10, NumQ, NumRel, NumRet, NumRelRet);
-// Parse also accepts the aliases RAG teams write (recall@5, mrr, ndcg@10,
-// hit@5, map, retrieval_recall_at_5 …) and trec_eval's names (recall_5, P.5,
-// recip_rank, ndcg_cut_10, success_5, map_cut_10 …). Every measure that
-// trec_eval also computes has trec_eval's definition; the conformance tests in
+// Success@5, AP, AP@10, Rprec, Bpref, Judged@10, NumQ, NumRel, NumRet,
+// NumRelRet); Parse also accepts the aliases RAG teams write (recall@5, mrr,
+// ndcg@10, hit@5, map, retrieval_recall_at_5 …) and trec_eval's names
+// (recall_5, P.5, recip_rank, ndcg_cut_10, success_5, map_cut_10, bpref …).
+// Every measure that trec_eval also computes has trec_eval's definition; the conformance tests in
 // internal/conformance prove it on trec_eval's own test data (Judged@k
 // against trec_eval's unj_k: Judged@k = 1 - unj_k for rankings of at least
 // k documents).
+//
+// # Incomplete judgments
+//
+// Bpref (Buckley and Voorhees, SIGIR 2004; trec_eval m_bpref.c) looks at
+// judged documents only: for each relevant document retrieved it counts
+// the judged non-relevant documents (grade in [0, RelLevel)) ranked above
+// it. Config.JudgedOnly is trec_eval's -J: the unjudged documents (no
+// grade, or a negative one) leave every ranking before it is scored and the
+// ranks close up (Sakai's condensed lists); the depth cut of ingest has
+// already been applied, as trec_eval applies -M first.
 //
 // # Kernel
 //

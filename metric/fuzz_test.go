@@ -10,7 +10,7 @@ import (
 // FuzzParse: any string either parses to a measure whose canonical name
 // parses back to the same measure, or fails with the list of known names.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"R@5", "ndcg_cut.10", "retrieval_recall_at_5", "nDCG(gain=exp)@10", "map", "P(", "@", "_at_"} {
+	for _, s := range []string{"R@5", "ndcg_cut.10", "retrieval_recall_at_5", "nDCG(gain=exp)@10", "map", "bpref", "P(", "@", "_at_"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

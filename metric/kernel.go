@@ -26,6 +26,11 @@ type Config struct {
 	Pairing *Pairing
 	// CurveDepth > 0 accumulates recall@k for k = 1..CurveDepth.
 	CurveDepth int
+	// JudgedOnly drops the unjudged documents (no grade, or a negative
+	// one) from every ranking before scoring it, the ranks closing up:
+	// trec_eval -J, Sakai's condensed lists. The depth cut (trec_eval -M)
+	// is ingest's and comes first, as in trec_eval.
+	JudgedOnly bool
 }
 
 // Validate checks the configuration.
@@ -34,7 +39,7 @@ func (c Config) Validate() error {
 		return errors.New("metric config: no measures")
 	}
 	for _, m := range c.Measures {
-		if m.Kind == KindInvalid || m.Kind > KindNumRelRet {
+		if m.Kind == KindInvalid || m.Kind >= kindEnd {
 			return fmt.Errorf("metric config: invalid measure %v", m)
 		}
 		if m.K < 0 || m.K > MaxCutoff {
@@ -63,6 +68,8 @@ type Kernel struct {
 
 	// scratch bit masks over rank positions, grown as needed
 	rel, judged, gain []uint64
+	// condensed is the scratch ranking of JudgedOnly
+	condensed []uint32
 
 	// per-batch cache of tag groups
 	groups []*GroupSums
@@ -203,6 +210,9 @@ func (k *Kernel) scoreInto(grades []int32, run []uint32, dst []float64, curve []
 		nPos += int(b2u(g > 0))
 		nJudged += int(b2u(g >= 0)) // a negative grade marks a document as unjudged, as in trec_eval
 	}
+	if k.cfg.JudgedOnly {
+		run = k.condense(run, uint32(nJudged))
+	}
 
 	// One branch-free pass over the ranking builds the three masks.
 	n := len(run)
@@ -275,6 +285,10 @@ func (k *Kernel) scoreInto(grades []int32, run []uint32, dst []float64, curve []
 			}
 		case KindNDCG:
 			x = ndcg(grades[:nPos], run, gain, m.K, m.Gain)
+		case KindBpref:
+			// The judged non-relevant documents are the judged ones below
+			// the level: grades in [0, level).
+			x = bpref(rel, judged, nRel, max(nJudged-nRel, 0))
 		case KindNumQ:
 			x = 1
 		case KindNumRel:
@@ -287,6 +301,47 @@ func (k *Kernel) scoreInto(grades []int32, run []uint32, dst []float64, curve []
 		dst[i] = x
 	}
 	return first
+}
+
+// condense returns run without its unjudged documents (ids ≥ nJudged), in
+// order, in the kernel's scratch space.
+func (k *Kernel) condense(run []uint32, nJudged uint32) []uint32 {
+	out := k.condensed[:0]
+	for _, id := range run {
+		if id < nJudged {
+			out = append(out, id)
+		}
+	}
+	k.condensed = out
+	return out
+}
+
+// bpref returns trec_eval's bpref: over the nRel relevant documents, the
+// mean of 1 - min(n, nRel) / min(nNonrel, nRel) for each one retrieved, n
+// being the judged non-relevant documents ranked above it (1 when n is 0),
+// nNonrel the query's judged non-relevant documents. Unjudged documents
+// do not count; relevant ones not retrieved add 0. The terms are summed in
+// rank order, as trec_eval sums them.
+func bpref(rel, judged []uint64, nRel, nNonrel int) float64 {
+	if nRel == 0 {
+		return 0
+	}
+	denom := float64(min(nNonrel, nRel))
+	sum := 0.0
+	above := 0 // judged non-relevant documents in the words before w
+	for w, r := range rel {
+		nonrel := judged[w] &^ r
+		for m := r; m != 0; m &= m - 1 {
+			bit := uint(bits.TrailingZeros64(m))
+			if n := above + bits.OnesCount64(nonrel&(1<<bit-1)); n > 0 {
+				sum += 1 - float64(min(n, nRel))/denom
+			} else {
+				sum++
+			}
+		}
+		above += bits.OnesCount64(nonrel)
+	}
+	return sum / float64(nRel)
 }
 
 // averagePrecision returns the sum, over relevant documents at positions

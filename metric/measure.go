@@ -24,6 +24,9 @@ const (
 	KindNumRel         // NumRel: number of relevant documents (summed)
 	KindNumRet         // NumRet: number of retrieved documents (summed)
 	KindNumRelRet      // NumRelRet: number of relevant retrieved documents (summed)
+	KindBpref          // Bpref: binary preference over judged documents (trec_eval bpref)
+
+	kindEnd // one past the last valid Kind
 )
 
 // Gain selects the nDCG gain function.
@@ -90,6 +93,8 @@ func (m Measure) String() string {
 		return "NumRet"
 	case KindNumRelRet:
 		return "NumRelRet"
+	case KindBpref:
+		return "Bpref"
 	default:
 		return fmt.Sprintf("invalid(%d)", m.Kind)
 	}
@@ -101,7 +106,7 @@ func (m Measure) String() string {
 
 // TRECName returns trec_eval's name for the measure where trec_eval has one
 // (P_5, recall_5, recip_rank, ndcg_cut_10, success_5, map, map_cut_10,
-// Rprec, ndcg, num_q, num_rel, num_ret, num_rel_ret) and the canonical name
+// Rprec, bpref, ndcg, num_q, num_rel, num_ret, num_rel_ret) and the canonical name
 // otherwise.
 func (m Measure) TRECName() string {
 	k := strconv.Itoa(m.K)
@@ -130,6 +135,8 @@ func (m Measure) TRECName() string {
 		return "map_cut_" + k
 	case KindRprec:
 		return "Rprec"
+	case KindBpref:
+		return "bpref"
 	case KindNumQ:
 		return "num_q"
 	case KindNumRel:
@@ -180,6 +187,8 @@ func (m Measure) Describe() string {
 		return "number of retrieved documents"
 	case KindNumRelRet:
 		return "number of relevant documents retrieved"
+	case KindBpref:
+		return "how often relevant results rank above judged non-relevant ones; unjudged results are ignored"
 	}
 	return ""
 }
@@ -223,6 +232,7 @@ var families = map[string]family{
 	"r-prec":            {KindRprec, cutoffNone},
 	"r_precision":       {KindRprec, cutoffNone},
 	"judged":            {KindJudged, cutoffRequired},
+	"bpref":             {KindBpref, cutoffNone},
 	"numq":              {KindNumQ, cutoffNone},
 	"num_q":             {KindNumQ, cutoffNone},
 	"numrel":            {KindNumRel, cutoffNone},
@@ -237,7 +247,7 @@ var families = map[string]family{
 const KnownNames = "R@k (recall@k, recall_k, recall.k), P@k (precision@k, P_k), " +
 	"RR and RR@k (mrr, mrr@k, recip_rank), nDCG and nDCG@k (ndcg@k, ndcg_cut_k; " +
 	"nDCG(gain=exp)@k for 2^rel-1), Success@k (hit@k, hit_rate@k, success_k), " +
-	"AP and AP@k (map, map@k, map_cut_k), Rprec, Judged@k, NumQ, NumRel, NumRet, " +
+	"AP and AP@k (map, map@k, map_cut_k), Rprec, Bpref (bpref), Judged@k, NumQ, NumRel, NumRet, " +
 	"NumRelRet; any name may carry the prefix retrieval_ and write @k as _at_k " +
 	"(retrieval_recall_at_5, retrieval_mrr)"
 

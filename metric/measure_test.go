@@ -18,8 +18,8 @@ func TestParse(t *testing.T) {
 		"retrieval_hit_rate_at_3": "Success@3",
 		"AP":                      "AP", "map": "AP", "MAP@10": "AP@10", "map_cut_10": "AP@10", "AP@100": "AP@100",
 		"Rprec": "Rprec", "rprec": "Rprec",
-		"Judged@10": "Judged@10",
-		"NumQ":      "NumQ", "num_q": "NumQ", "NumRel": "NumRel", "num_rel": "NumRel", "NumRet": "NumRet",
+		"Judged@10": "Judged@10", "Bpref": "Bpref", "bpref": "Bpref", "BPref": "Bpref",
+		"NumQ": "NumQ", "num_q": "NumQ", "NumRel": "NumRel", "num_rel": "NumRel", "NumRet": "NumRet",
 		"num_ret": "NumRet", "num_rel_ret": "NumRelRet", "NumRelRet": "NumRelRet",
 	}
 	for in, want := range cases {
@@ -46,6 +46,7 @@ func TestParseErrors(t *testing.T) {
 		"P@0":               "cutoff",
 		"P@x":               "cutoff",
 		"Rprec@5":           "no cutoff",
+		"bpref@10":          "no cutoff",
 		"ndcg_cut":          "needs a cutoff",
 		"nDCG(gain=cube)@5": "unknown gain",
 		"P(gain=exp)@5":     "nDCG only",

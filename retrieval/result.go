@@ -148,6 +148,7 @@ func (t *Totals) Merge(res *Result) {
 	s.DuplicateDocs += st.DuplicateDocs
 	s.QueriesWithDupes += st.QueriesWithDupes
 	s.DepthTruncated += st.DepthTruncated
+	s.UnjudgedDropped += st.UnjudgedDropped
 	s.BaselineMissing += st.BaselineMissing
 	t.digest = ingest.AddDigest(t.digest, res.Digest)
 	t.answered = append(t.answered, res.Answered...)

@@ -169,6 +169,9 @@ func score(t *Task, env Env, recs []*Record) ([]byte, error) {
 			res.Stats.QueriesWithDupes++
 		}
 		res.Stats.DepthTruncated += rank.Truncated
+		if t.JudgedOnly {
+			res.Stats.UnjudgedDropped += ingest.Unjudged(q.Grades, rank.IDs)
+		}
 		res.Digest = ingest.AddDigest(res.Digest, rank.Digest)
 		if t.Paired {
 			if len(q.Baseline) == 0 {

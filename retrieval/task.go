@@ -34,7 +34,10 @@ type Task struct {
 	Depth          int   `json:"depth,omitempty"`
 	SkipNoRelevant bool  `json:"skip_no_relevant,omitempty"`
 	OnlyRunQueries bool  `json:"only_run_queries,omitempty"`
-	Paired         bool  `json:"paired,omitempty"`
+	// JudgedOnly counts the unjudged documents scoring drops (trec_eval
+	// -J; the task's scoring headers say to drop them).
+	JudgedOnly bool `json:"judged_only,omitempty"`
+	Paired     bool `json:"paired,omitempty"`
 	// Failed is added to the Seq of failed queries (the gold set's size),
 	// so they follow every answered query.
 	FailedSeq int64   `json:"failed_seq"`

@@ -10,6 +10,9 @@ const (
 	HeaderPaired   = "Evalgate-Paired"    // "1": rows carry baseline rankings
 	HeaderPairing  = "Evalgate-Pairing"   // metric.Pairing, for paired statistics
 	HeaderCurve    = "Evalgate-Curve"     // recall curve depth
+	// HeaderJudgedOnly is "1" to drop the unjudged documents from every
+	// ranking before scoring it (trec_eval -J).
+	HeaderJudgedOnly = "Evalgate-Judged-Only"
 	// HeaderKind names what the task does: absent or KindScore for a
 	// shard part to score, KindRetrieve for gold queries to send to the
 	// retriever under test and score (package retrieval), KindJudge for

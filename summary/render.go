@@ -17,6 +17,9 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	if s.Baseline != nil {
 		fmt.Fprintf(&b, "baseline: %s, %s\n", s.Baseline.Input.Path, s.Baseline.ScoredOn())
 	}
+	if n := s.JudgedOnlyNote(); n != "" {
+		b.WriteString(n + "\n")
+	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	if s.Baseline == nil {
@@ -118,4 +121,16 @@ func (s *Summary) WriteTREC(w io.Writer) error {
 		return fmt.Errorf("write trec output: %w", err)
 	}
 	return nil
+}
+
+// JudgedOnlyNote says that the rankings were scored with their judged
+// documents only (--judged-only) and how many unjudged ones were dropped;
+// it is empty otherwise. The values are not those of the full rankings,
+// so every rendering states it.
+func (s *Summary) JudgedOnlyNote() string {
+	if !s.Config.JudgedOnly {
+		return ""
+	}
+	return fmt.Sprintf("judged documents only (--judged-only): %s dropped from the rankings",
+		Count(s.Counts.UnjudgedDropped, "unjudged document", "unjudged documents"))
 }

@@ -192,6 +192,10 @@ type Config struct {
 	Averaging      string   `json:"averaging"` // "gold-queries" or "run-queries"
 	SkipNoRelevant bool     `json:"skip_no_relevant"`
 	Strict         bool     `json:"strict"`
+	// JudgedOnly: unjudged documents were dropped from the rankings before
+	// scoring (--judged-only, trec_eval -J). Absent in summaries written
+	// before the option existed, which read as false, as they were scored.
+	JudgedOnly bool `json:"judged_only"`
 }
 
 // ConfigDifference is an option that changes values, set differently in
@@ -221,6 +225,7 @@ var valueOptions = []struct {
 	{"averaging (--only-run-queries)", func(c Config) string { return c.Averaging }},
 	{"skip_no_relevant (--skip-no-relevant)", func(c Config) string { return strconv.FormatBool(c.SkipNoRelevant) }},
 	{"strict (--strict)", func(c Config) string { return strconv.FormatBool(c.Strict) }},
+	{"judged_only (--judged-only)", func(c Config) string { return strconv.FormatBool(c.JudgedOnly) }},
 }
 
 // Differences lists the options that change values and are set
@@ -251,6 +256,9 @@ type Counts struct {
 	QueriesWithDupes  int64 `json:"queries_with_duplicates"`
 	GoldDuplicates    int64 `json:"gold_duplicate_judgments"`
 	DepthTruncated    int64 `json:"depth_truncated"`
+	// UnjudgedDropped counts the ranked documents (after the depth cut)
+	// dropped as unjudged by --judged-only; 0 without it.
+	UnjudgedDropped int64 `json:"unjudged_dropped"`
 }
 
 // Measure is one measure's value over a set of queries.
@@ -297,6 +305,7 @@ func CountsOf(stats ingest.Stats) Counts {
 		QueriesWithDupes:  stats.QueriesWithDupes,
 		GoldDuplicates:    stats.GoldDuplicates,
 		DepthTruncated:    stats.DepthTruncated,
+		UnjudgedDropped:   stats.UnjudgedDropped,
 	}
 }
 

@@ -38,14 +38,15 @@ func TestConfigDifferences(t *testing.T) {
 	if d := now.Differences(base); len(d) != 0 {
 		t.Fatalf("same options: %v", d)
 	}
-	base = Config{RelLevel: 2, RankBy: "rank", Depth: 5, Averaging: "run-queries", SkipNoRelevant: true, Strict: true}
+	base = Config{RelLevel: 2, RankBy: "rank", Depth: 5, Averaging: "run-queries", SkipNoRelevant: true, Strict: true, JudgedOnly: true}
 	var got []string
 	for _, d := range now.Differences(base) {
 		got = append(got, d.String())
 	}
 	want := []string{"rel_level (--rel-level) 2 in the baseline, 1 now", "rank_by (--rank-by) rank in the baseline, score now",
 		"depth (--depth) 5 in the baseline, 0 now", "averaging (--only-run-queries) run-queries in the baseline, gold-queries now",
-		"skip_no_relevant (--skip-no-relevant) true in the baseline, false now", "strict (--strict) true in the baseline, false now"}
+		"skip_no_relevant (--skip-no-relevant) true in the baseline, false now", "strict (--strict) true in the baseline, false now",
+		"judged_only (--judged-only) true in the baseline, false now"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

@@ -398,7 +398,7 @@ func score(ctx context.Context, cfg Config, t Task) ([]byte, error) {
 // pool; put returns it.
 func scorerFor(t Task, mc metric.Config) (*metric.Scorer, func(), error) {
 	key := t.Header(shard.HeaderMeasures) + "|" + t.Header(shard.HeaderRelLevel) + "|" + t.Header(shard.HeaderPaired) +
-		"|" + t.Header(shard.HeaderPairing) + "|" + t.Header(shard.HeaderCurve)
+		"|" + t.Header(shard.HeaderPairing) + "|" + t.Header(shard.HeaderCurve) + "|" + t.Header(shard.HeaderJudgedOnly)
 	pool, _ := scorers.LoadOrStore(key, &sync.Pool{})
 	sc, _ := pool.(*sync.Pool).Get().(*metric.Scorer)
 	if sc == nil {
@@ -425,7 +425,8 @@ func TaskConfig(header func(string) string) (metric.Config, bool, error) {
 	if err != nil {
 		return metric.Config{}, false, fmt.Errorf("task header %s: %w", shard.HeaderRelLevel, err)
 	}
-	cfg := metric.Config{Measures: ms, RelLevel: int32(level), Paired: header(shard.HeaderPaired) == "1"}
+	cfg := metric.Config{Measures: ms, RelLevel: int32(level), Paired: header(shard.HeaderPaired) == "1",
+		JudgedOnly: header(shard.HeaderJudgedOnly) == "1"}
 	if c := header(shard.HeaderCurve); c != "" {
 		if cfg.CurveDepth, err = strconv.Atoi(c); err != nil {
 			return metric.Config{}, false, fmt.Errorf("task header %s: %w", shard.HeaderCurve, err)

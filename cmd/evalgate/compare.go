@@ -33,6 +33,7 @@ func compareCommand() *cli.Command {
 		&cli.StringFlag{Name: "rank-by", Value: "score", Usage: "how --run files are ranked: score (descending, trec_eval's tie-break) or rank (the rank column); a retriever's ranking is its answer's list order"},
 		&cli.BoolFlag{Name: "skip-no-relevant", Usage: "leave out gold queries without a relevant document instead of scoring them 0"},
 		&cli.BoolFlag{Name: "only-run-queries", Usage: "average each pair over the queries of the run compared (trec_eval without -c)"},
+		&cli.BoolFlag{Name: "judged-only", Usage: "drop unjudged documents from each ranking before scoring, ranks closing up (trec_eval -J; after --depth)"},
 		&cli.BoolFlag{Name: "strict", Usage: "refuse a run with a doc id twice in one query, as trec_eval does (--run files only: not with --retriever)"},
 		&cli.IntFlag{Name: "bootstrap", Value: 1000, Usage: "bootstrap replicates for confidence intervals"},
 		&cli.IntFlag{Name: "permutations", Value: 1000, Usage: "randomization-test permutations for p-values"},

@@ -33,6 +33,7 @@ func jobFlags() []cli.Flag {
 		&cli.IntFlag{Name: "rel-level", Value: 1, Usage: "smallest grade that counts as relevant (trec_eval -l)"},
 		&cli.IntFlag{Name: "depth", Usage: "score only the best N documents of each query (trec_eval -M); 0 = all"},
 		&cli.BoolFlag{Name: "strict", Usage: "refuse a run with a doc id twice in one query, as trec_eval does"},
+		&cli.BoolFlag{Name: "judged-only", Usage: "drop unjudged documents from each ranking before scoring, ranks closing up (trec_eval -J; after --depth)"},
 		&cli.BoolFlag{Name: "skip-no-relevant", Usage: "leave out gold queries without a relevant document instead of scoring them 0"},
 		&cli.BoolFlag{Name: "only-run-queries", Usage: "average over queries in both files (trec_eval without -c) instead of every gold query"},
 	}
@@ -109,7 +110,7 @@ func jobFromFlagsFor(c *cli.Context, run string) (coordinator.Job, error) {
 	job = coordinator.Job{
 		Gold:   coordinator.Input{Path: c.String("gold"), Format: gf},
 		Run:    coordinator.Input{Path: run, Format: rf},
-		Metric: metric.Config{Measures: measures, RelLevel: level},
+		Metric: metric.Config{Measures: measures, RelLevel: level, JudgedOnly: c.Bool("judged-only")},
 		Ingest: ingest.Config{
 			RelLevel:       level,
 			RankBy:         rankBy,
@@ -117,6 +118,7 @@ func jobFromFlagsFor(c *cli.Context, run string) (coordinator.Job, error) {
 			Strict:         c.Bool("strict"),
 			SkipNoRelevant: c.Bool("skip-no-relevant"),
 			OnlyRunQueries: c.Bool("only-run-queries"),
+			JudgedOnly:     c.Bool("judged-only"),
 		},
 	}
 	for _, p := range []string{job.Gold.Path, job.Run.Path} {

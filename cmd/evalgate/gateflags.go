@@ -28,7 +28,7 @@ func gateFlags() []cli.Flag {
 		&cli.StringFlag{Name: "baseline", Usage: "a previous summary JSON (--summary-out) to compare with"},
 		&cli.BoolFlag{Name: "require-baseline", Usage: "fail (exit 2) instead of noting \"not checked\" when there is no baseline"},
 		&cli.BoolFlag{Name: "allow-gold-change", Usage: "accept a baseline scored on a different gold set"},
-		&cli.BoolFlag{Name: "allow-config-change", Usage: "accept a --baseline summary scored with other options that change values (--rel-level, --depth, …)"},
+		&cli.BoolFlag{Name: "allow-config-change", Usage: "accept a --baseline summary scored with other options that change values (--rel-level, --depth, --judged-only, …)"},
 		&cli.StringFlag{Name: "report", Usage: "write summary.json, comment.md, junit.xml and report.html to this directory"},
 		&cli.StringFlag{Name: "comment", Usage: "write the pull-request comment (Markdown) to this file"},
 		&cli.StringFlag{Name: "junit", Usage: "write JUnit XML (one test case per gate, or per measure without --criteria) to this file"},

@@ -61,7 +61,7 @@ func runAction(c *cli.Context) error {
 		// The job's manifest holds all of these; a different value given
 		// here would be silently ignored.
 		for _, f := range []string{"gold", "run", "measure", "gold-format", "run-format", "rel-level", "depth", "rank-by",
-			"skip-no-relevant", "only-run-queries", "strict", "shards", "part-bytes", "retriever", "max-failed-queries", "queries-per-task"} {
+			"skip-no-relevant", "only-run-queries", "strict", "judged-only", "shards", "part-bytes", "retriever", "max-failed-queries", "queries-per-task"} {
 			if c.IsSet(f) {
 				return usagef("--resume takes the inputs, measures and options from the job; do not give --%s", f)
 			}

@@ -68,31 +68,35 @@ type conformanceCase struct {
 	depth   int
 	onlyRun bool // trec_eval without -c
 	lines   int  // lines compared: every line of a measure evalgate has
+	// bpref are the bpref lines among them (per query and all).
+	bpref int
 	// judgedLines are the unj_k lines compared with Judged@k (those
 	// whose rankings have at least k documents).
 	judgedLines int
 }
 
+var conformanceCases = []conformanceCase{
+	{name: "out.test", qrels: "qrels.test", results: "results.test", level: 1, onlyRun: true, lines: 17, bpref: 1},
+	{name: "out.test", qrels: "qrels.test.with-comments", results: "results.test", level: 1, onlyRun: true, lines: 17, bpref: 1},
+	{name: "out.comment.test", qrels: "qrels.comment.test", results: "results.comment.test", level: 1, onlyRun: true, lines: 17, bpref: 1},
+	{name: "out.test.a", qrels: "qrels.test", results: "results.test", level: 1, onlyRun: true, lines: 48, bpref: 1},
+	{name: "out.test.aq", qrels: "qrels.test", results: "results.test", level: 1, onlyRun: true, lines: 189, bpref: 4, judgedLines: 12},
+	{name: "out.test.aqc", qrels: "qrels.test", results: "results.trunc", level: 1, lines: 189, bpref: 4, judgedLines: 6},
+	{name: "out.test.aqcM", qrels: "qrels.test", results: "results.trunc", level: 1, depth: 100, lines: 189, bpref: 4, judgedLines: 6},
+	{name: "out.test.aql", qrels: "qrels.rel_level", results: "results.test", level: 2, onlyRun: true, lines: 189, bpref: 4, judgedLines: 12},
+	{name: "out.test.meas_params", qrels: "qrels.test", results: "results.test", level: 1, onlyRun: true, lines: 44},
+}
+
 func TestConformance(t *testing.T) {
-	cases := []conformanceCase{
-		{name: "out.test", qrels: "qrels.test", results: "results.test", level: 1, onlyRun: true, lines: 16},
-		{name: "out.test", qrels: "qrels.test.with-comments", results: "results.test", level: 1, onlyRun: true, lines: 16},
-		{name: "out.comment.test", qrels: "qrels.comment.test", results: "results.comment.test", level: 1, onlyRun: true, lines: 16},
-		{name: "out.test.a", qrels: "qrels.test", results: "results.test", level: 1, onlyRun: true, lines: 47},
-		{name: "out.test.aq", qrels: "qrels.test", results: "results.test", level: 1, onlyRun: true, lines: 185, judgedLines: 12},
-		{name: "out.test.aqc", qrels: "qrels.test", results: "results.trunc", level: 1, lines: 185, judgedLines: 6},
-		{name: "out.test.aqcM", qrels: "qrels.test", results: "results.trunc", level: 1, depth: 100, lines: 185, judgedLines: 6},
-		{name: "out.test.aql", qrels: "qrels.rel_level", results: "results.test", level: 2, onlyRun: true, lines: 185, judgedLines: 12},
-		{name: "out.test.meas_params", qrels: "qrels.test", results: "results.test", level: 1, onlyRun: true, lines: 44},
-	}
-	for _, c := range cases {
+	for _, c := range conformanceCases {
 		t.Run(c.name+"/"+c.qrels+"/"+c.results, func(t *testing.T) { runCase(t, c) })
 	}
 }
 
-func runCase(t *testing.T, c conformanceCase) {
-	want := readExpected(t, c.name)
-	// Every measure of the expected output that evalgate also computes.
+// measuresOf returns every measure of the expected output that evalgate
+// also computes, and each trec_eval name's index among them (-1: not an
+// evalgate measure: gm_bpref, iprec_at_recall, …).
+func measuresOf(want []expected) ([]metric.Measure, map[string]int) {
 	var measures []metric.Measure
 	byName := map[string]int{}
 	for _, e := range want {
@@ -101,12 +105,18 @@ func runCase(t *testing.T, c conformanceCase) {
 		}
 		m, err := metric.Parse(e.measure)
 		if err != nil || m.TRECName() != e.measure {
-			byName[e.measure] = -1 // not an evalgate measure (bpref, iprec_at_recall, …)
+			byName[e.measure] = -1
 			continue
 		}
 		byName[e.measure] = len(measures)
 		measures = append(measures, m)
 	}
+	return measures, byName
+}
+
+func runCase(t *testing.T, c conformanceCase) {
+	want := readExpected(t, c.name)
+	measures, byName := measuresOf(want)
 	pq := &memWriter{rows: map[string][]float64{}}
 	job := coordinator.Job{
 		Gold:   coordinator.Input{Path: filepath.Join(dir, c.qrels)},
@@ -125,7 +135,7 @@ func runCase(t *testing.T, c conformanceCase) {
 	for _, m := range out.Summary.Measures {
 		all[m.TRECName] = m.Value
 	}
-	compared := 0
+	compared, bpref := 0, 0
 	judged := checkJudged(t, c, want)
 	for _, e := range want {
 		idx := byName[e.measure]
@@ -158,9 +168,13 @@ func runCase(t *testing.T, c conformanceCase) {
 		}
 		_ = wantV
 		compared++
+		if e.measure == "bpref" {
+			bpref++
+		}
 	}
-	if compared != c.lines || judged != c.judgedLines {
-		t.Fatalf("%s: compared %d lines and %d Judged@k lines, want %d and %d", c.name, compared, judged, c.lines, c.judgedLines)
+	if compared != c.lines || judged != c.judgedLines || bpref != c.bpref {
+		t.Fatalf("%s: compared %d lines, %d of them bpref, and %d Judged@k lines, want %d, %d and %d",
+			c.name, compared, bpref, judged, c.lines, c.bpref, c.judgedLines)
 	}
 	t.Logf("%s: %d values agree with trec_eval (%d measures), and %d Judged@k values with 1 - unj", c.name, compared, len(measures), judged)
 }

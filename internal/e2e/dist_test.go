@@ -209,3 +209,61 @@ func TestInterleavedRunSameBits(t *testing.T) {
 		})
 	}
 }
+
+// judgedOnly makes a job score bpref as well, at relevance level 2 (grade
+// 1 documents are then judged non-relevant), cut at depth 30 and with the
+// unjudged documents dropped (--judged-only).
+func judgedOnly(j coordinator.Job) coordinator.Job {
+	j.Metric.Measures = append(slices.Clone(j.Metric.Measures), metric.Measure{Kind: metric.KindBpref})
+	j.Metric.RelLevel, j.Ingest.RelLevel = 2, 2
+	j.Metric.JudgedOnly, j.Ingest.JudgedOnly = true, true
+	j.Ingest.Depth = 30
+	return j
+}
+
+// TestJudgedOnlyBprefSameBits: bpref with --judged-only, paired with a
+// baseline run and its statistics on bpref, gives the same summary with 1
+// and 4 workers as in one process, and it records the option and the
+// unjudged documents dropped.
+func TestJudgedOnlyBprefSameBits(t *testing.T) {
+	dir := t.TempDir()
+	gold, base := synth.Paths(dir, schema.FormatJSONL)
+	if err := synth.Write(context.Background(), synth.Options{Queries: 1500, Depth: 50, Seed: 8, Format: schema.FormatJSONL, Tags: true, RecallRate: 0.8}, gold, base); err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(t.TempDir(), "run.jsonl")
+	if err := synth.Write(context.Background(), synth.Options{Queries: 1500, Depth: 50, Seed: 8, Format: schema.FormatJSONL, Tags: true, RecallRate: 0.6},
+		filepath.Join(t.TempDir(), "gold.jsonl"), run); err != nil {
+		t.Fatal(err)
+	}
+	job := func() coordinator.Job {
+		j := judgedOnly(newJob(t, gold, run))
+		j.Baseline = coordinator.Input{Path: base}
+		j.Metric.Paired = true
+		j.Metric.Pairing = &metric.Pairing{Measures: []int{4, len(j.Metric.Measures) - 1}, Replicates: 300, Permutations: 300, Seed: 3, TopK: 5,
+			Groups: []string{"category=legal"}}
+		return j
+	}
+	ref, err := coordinator.Score(context.Background(), job())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ref.Summary
+	bpref := s.Measures[len(s.Measures)-1]
+	if !s.Config.JudgedOnly || s.Counts.UnjudgedDropped == 0 || bpref.Name != "Bpref" || bpref.Value <= 0 || bpref.Value >= 1 {
+		t.Fatalf("config %+v, counts %+v, %+v", s.Config, s.Counts, bpref)
+	}
+	want := comparable(t, s)
+	for _, c := range []struct{ workers, shards int }{{1, 3}, {4, 64}} {
+		srv := startServer(t)
+		startWorkers(t, srv, c.workers, nil)
+		out, err := coordinator.RunDistributed(context.Background(), job(), connect(t, srv, "coordinator"),
+			coordinator.DistOptions{Shards: c.shards, PartBytes: 32 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := comparable(t, out.Summary); got != want {
+			t.Fatalf("%d workers, %d shards: summary differs from score's:\n%s\nwant\n%s", c.workers, c.shards, got, want)
+		}
+	}
+}

@@ -238,6 +238,32 @@ func TestLiveRetrievalSameBits(t *testing.T) {
 	}
 }
 
+// TestLiveRetrievalJudgedOnlySameBits: with bpref and --judged-only, a
+// live retrieval through the queue gives the summary `score` gives on a
+// run file of the same rankings, the unjudged documents dropped counted
+// alike.
+func TestLiveRetrievalJudgedOnlySameBits(t *testing.T) {
+	gold, run := genData(t, 600, schema.FormatJSONL, true)
+	ts := httptest.NewServer(newRunSearch(t, gold, run))
+	defer ts.Close()
+	file := retrieverFile(t, ts.URL, "")
+	ref := mustScore(t, judgedOnly(newJob(t, gold, run)))
+	if ref.Counts.UnjudgedDropped == 0 {
+		t.Fatalf("counts %+v: no unjudged document dropped", ref.Counts)
+	}
+	want := scored(t, ref)
+	s := startServer(t)
+	startWorkers(t, s, 2, nil)
+	out, err := coordinator.RunDistributed(context.Background(), judgedOnly(liveJob(t, gold, file, retrieval.Budget{})), connect(t, s, "coordinator"),
+		coordinator.DistOptions{Shards: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := scored(t, out.Summary); got != want {
+		t.Fatalf("live retrieval through the queue differs from score on the run:\n%s\nwant\n%s", got, want)
+	}
+}
+
 // TestLiveRetrievalFailedQueries: a query whose retries run out fails the
 // job, naming it and the answer; allowed by --max-failed-queries, it scores
 // 0 (as a query missing from the run) and is listed.
