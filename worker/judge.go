@@ -4,66 +4,38 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sync"
-	"time"
 
 	"github.com/evalgate/evalgate/judging"
 	"github.com/evalgate/evalgate/llm"
 	"github.com/evalgate/evalgate/shard"
 )
 
-// judgeClients keeps one LLM client per job and LLM file, so that the
-// worker's judge tasks of a job share the file's concurrency and the
-// job's rate.
-type judgeClients struct {
-	mu sync.Mutex
-	m  map[string]*judgeClient
-}
+var llmClients = newClientCache[*llm.Client]()
 
-type judgeClient struct {
-	c    *llm.Client
-	used time.Time
-}
-
-var llmClients = &judgeClients{m: map[string]*judgeClient{}}
-
-// get returns the client of job for the LLM file of t, parsing the file
-// with this worker's environment the first time. The client reports its
-// attempts to m (if set) of the worker that made it.
-func (jc *judgeClients) get(job string, t *judging.Task, live LiveStore, m Metrics) (*llm.Client, error) {
+// llmClient returns the client of job for the LLM file of t, parsing the
+// file with this worker's environment the first time. The client reports
+// its attempts to m (if set) of the worker that made it.
+func llmClient(job string, t *judging.Task, live LiveStore, m Metrics) (*llm.Client, error) {
 	cfg, err := llm.Parse(t.LLMFile, []byte(t.LLM), os.LookupEnv)
 	if err != nil {
 		return nil, fmt.Errorf("%w: this worker cannot read the LLM file: %w", judging.ErrConfig, err)
 	}
-	key := job + "|" + cfg.Digest()
-	jc.mu.Lock()
-	defer jc.mu.Unlock()
-	now := time.Now()
-	for k, e := range jc.m {
-		if now.Sub(e.used) > clientIdle {
-			e.c.Close()
-			delete(jc.m, k)
+	return llmClients.get(job+"|"+cfg.Digest(), func() (*llm.Client, error) {
+		opts := llm.ClientOptions{}
+		if m != nil {
+			opts.Observe = m.LLMAttempt
 		}
-	}
-	if e := jc.m[key]; e != nil {
-		e.used = now
-		return e.c, nil
-	}
-	opts := llm.ClientOptions{}
-	if m != nil {
-		opts.Observe = m.LLMAttempt
-	}
-	if cfg.Rate > 0 {
-		if opts.Limiter, err = live.JobLimiter(job, "llm", cfg.Rate); err != nil {
-			return nil, err
+		if cfg.Rate > 0 {
+			if opts.Limiter, err = live.JobLimiter(job, "llm", cfg.Rate); err != nil {
+				return nil, err
+			}
 		}
-	}
-	c, err := llm.NewClient(cfg, opts)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", judging.ErrConfig, err)
-	}
-	jc.m[key] = &judgeClient{c: c, used: now}
-	return c, nil
+		c, err := llm.NewClient(cfg, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", judging.ErrConfig, err)
+		}
+		return c, nil
+	})
 }
 
 // judge runs a judge task: the task's pairs without a stored outcome are
@@ -81,7 +53,7 @@ func judge(ctx context.Context, t Task, store ResultStore, m Metrics) ([]byte, e
 	if err := task.UnmarshalBinary(payload); err != nil {
 		return nil, err
 	}
-	client, err := llmClients.get(t.Job(), &task, live, m)
+	client, err := llmClient(t.Job(), &task, live, m)
 	if err != nil {
 		return nil, err
 	}

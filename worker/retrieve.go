@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sync"
-	"time"
 
 	"github.com/evalgate/evalgate/judging"
 	"github.com/evalgate/evalgate/retrieval"
@@ -26,62 +24,32 @@ type LiveStore interface {
 	JudgmentCache() judging.Cache
 }
 
-// clientIdle is how long an unused retriever client is kept.
-const clientIdle = 10 * time.Minute
+var retrieverClients = newClientCache[*retriever.Client]()
 
-// liveClients keeps one retriever client per job and retriever file, so
-// that the worker's tasks of a job share the file's concurrency (requests
-// in flight per worker) and the job's rate limit.
-type liveClients struct {
-	mu sync.Mutex
-	m  map[string]*liveClient
-}
-
-type liveClient struct {
-	c    *retriever.Client
-	used time.Time
-}
-
-var clients = &liveClients{m: map[string]*liveClient{}}
-
-// get returns the client of job for the retriever file src, parsing the
-// file with this worker's environment the first time. The client reports
-// its attempts to m (if set) of the worker that made it: in-process
-// workers of a job share one client.
-func (lc *liveClients) get(job string, t *retrieval.Task, live LiveStore, m Metrics) (*retriever.Client, error) {
+// retrieverClient returns the client of job for the retriever file of t,
+// parsing the file with this worker's environment the first time. The
+// client reports its attempts to m (if set) of the worker that made it.
+func retrieverClient(job string, t *retrieval.Task, live LiveStore, m Metrics) (*retriever.Client, error) {
 	cfg, err := retriever.Parse(t.RetrieverFile, []byte(t.Retriever), os.LookupEnv)
 	if err != nil {
 		return nil, fmt.Errorf("%w: this worker cannot read the retriever file: %w", retrieval.ErrConfig, err)
 	}
-	key := job + "|" + cfg.Digest()
-	lc.mu.Lock()
-	defer lc.mu.Unlock()
-	now := time.Now()
-	for k, e := range lc.m {
-		if now.Sub(e.used) > clientIdle {
-			e.c.Close()
-			delete(lc.m, k)
+	return retrieverClients.get(job+"|"+cfg.Digest(), func() (*retriever.Client, error) {
+		opts := retriever.ClientOptions{}
+		if m != nil {
+			opts.Observe = m.RetrieverAttempt
 		}
-	}
-	if e := lc.m[key]; e != nil {
-		e.used = now
-		return e.c, nil
-	}
-	opts := retriever.ClientOptions{}
-	if m != nil {
-		opts.Observe = m.RetrieverAttempt
-	}
-	if cfg.Rate > 0 {
-		if opts.Limiter, err = live.JobLimiter(job, "retriever", cfg.Rate); err != nil {
-			return nil, err
+		if cfg.Rate > 0 {
+			if opts.Limiter, err = live.JobLimiter(job, "retriever", cfg.Rate); err != nil {
+				return nil, err
+			}
 		}
-	}
-	c, err := retriever.NewClient(cfg, opts)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", retrieval.ErrConfig, err)
-	}
-	lc.m[key] = &liveClient{c: c, used: now}
-	return c, nil
+		c, err := retriever.NewClient(cfg, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", retrieval.ErrConfig, err)
+		}
+		return c, nil
+	})
 }
 
 // retrieve runs a retrieve task: the retriever is asked for the task's
@@ -103,7 +71,7 @@ func retrieve(ctx context.Context, t Task, store ResultStore, m Metrics) ([]byte
 	if err := task.UnmarshalBinary(payload); err != nil {
 		return nil, err
 	}
-	client, err := clients.get(t.Job(), &task, live, m)
+	client, err := retrieverClient(t.Job(), &task, live, m)
 	if err != nil {
 		return nil, err
 	}
