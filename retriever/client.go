@@ -72,12 +72,7 @@ type Attempt struct {
 
 // Class is the attempt's status class: "2xx", "3xx", "4xx", "5xx", or
 // "error" when no answer came.
-func (a Attempt) Class() string {
-	if a.Status < 100 || a.Status > 599 {
-		return "error"
-	}
-	return fmt.Sprintf("%dxx", a.Status/100)
-}
+func (a Attempt) Class() string { return httpcall.StatusClass(a.Status) }
 
 // ClientOptions tune a Client; the zero value is ready to use.
 type ClientOptions struct {

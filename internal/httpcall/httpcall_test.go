@@ -215,3 +215,11 @@ func TestSenderLimiterFails(t *testing.T) {
 		t.Error("concurrency 0 accepted")
 	}
 }
+
+func TestStatusClass(t *testing.T) {
+	for status, want := range map[int]string{0: "error", 99: "error", 200: "2xx", 302: "3xx", 429: "4xx", 503: "5xx", 600: "error"} {
+		if got := StatusClass(status); got != want {
+			t.Errorf("StatusClass(%d) = %q, want %q", status, got, want)
+		}
+	}
+}

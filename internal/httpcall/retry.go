@@ -2,6 +2,7 @@ package httpcall
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -69,4 +70,14 @@ func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 		return 0, false
 	}
 	return max(t.Sub(now), 0), true
+}
+
+// StatusClass is an HTTP status's class for metrics: "2xx", "3xx", "4xx",
+// "5xx", or "error" when no answer came (status 0) or the status is not
+// an HTTP status.
+func StatusClass(status int) string {
+	if status < 100 || status > 599 {
+		return "error"
+	}
+	return fmt.Sprintf("%dxx", status/100)
 }
