@@ -112,12 +112,13 @@ type span struct {
 	row    int32
 }
 
-// goldBatch is a batch the loader holds until the build, with its doc and
-// grade values.
+// goldBatch is what the loader keeps of a batch until the build: its doc
+// and grade values (references taken) and its rows' positions.
 type goldBatch struct {
-	b      *schema.Batch
-	docs   *array.String
-	grades []int32
+	pos       schema.Batch // Lines and FirstRow only
+	docs      *array.String
+	gradesArr *array.Int32
+	grades    []int32
 }
 
 func (gb *goldBatch) judgment(s span, v int) judgment {
@@ -125,7 +126,7 @@ func (gb *goldBatch) judgment(s span, v int) judgment {
 	if s.row >= 0 {
 		row = int(s.row)
 	}
-	return judgment{grade: gb.grades[v], doc: gb.docs.Value(v), pos: position(gb.b, row)}
+	return judgment{grade: gb.grades[v], doc: gb.docs.Value(v), pos: position(&gb.pos, row)}
 }
 
 // goldLoader reads the batches on one goroutine, interning query ids and
@@ -152,9 +153,16 @@ func (l *goldLoader) query(id string) int32 {
 	return i
 }
 
-// hold keeps a batch for the build and returns its index.
-func (l *goldLoader) hold(b *schema.Batch, docs *array.String, grades []int32) int32 {
-	l.batches = append(l.batches, goldBatch{b: b, docs: docs, grades: grades})
+// hold keeps the doc and grade values of a batch for the build and
+// returns its index. The rest of the batch (query ids, texts, tags) is
+// not kept.
+func (l *goldLoader) hold(b *schema.Batch, docs *array.String, grades *array.Int32) int32 {
+	docs.Retain()
+	grades.Retain()
+	l.batches = append(l.batches, goldBatch{
+		pos:  schema.Batch{Lines: b.Lines, FirstRow: b.FirstRow},
+		docs: docs, gradesArr: grades, grades: grades.Int32Values(),
+	})
 	d := docs.ValueOffsets()
 	if len(d) > 0 {
 		l.docBytes += int(d[len(d)-1] - d[0])
@@ -164,7 +172,8 @@ func (l *goldLoader) hold(b *schema.Batch, docs *array.String, grades []int32) i
 
 func (l *goldLoader) release() {
 	for _, gb := range l.batches {
-		gb.b.Release()
+		gb.docs.Release()
+		gb.gradesArr.Release()
 	}
 	l.batches = nil
 }
@@ -201,6 +210,7 @@ func LoadGold(ctx context.Context, r schema.Reader) (*Gold, error) {
 			b.Release()
 			return nil, fmt.Errorf("load gold %s: %w: got %s data", b.File, schema.ErrWrongFileRole, b.Form)
 		}
+		b.Release()
 	}
 	if err := errs.Err(); err != nil {
 		return nil, err
@@ -216,7 +226,7 @@ func LoadGold(ctx context.Context, r schema.Reader) (*Gold, error) {
 
 func (l *goldLoader) addLong(b *schema.Batch) {
 	qids := b.Record.Column(0).(*array.String)
-	bi := l.hold(b, b.Record.Column(1).(*array.String), b.Record.Column(2).(*array.Int32).Int32Values())
+	bi := l.hold(b, b.Record.Column(1).(*array.String), b.Record.Column(2).(*array.Int32))
 	n := qids.Len()
 	for lo := 0; lo < n; {
 		id := qids.Value(lo)
@@ -235,7 +245,7 @@ func (l *goldLoader) addList(b *schema.Batch, errs *schema.ErrorList) {
 	texts := rec.Column(1).(*array.String)
 	docList := rec.Column(2).(*array.List)
 	docs := docList.ListValues().(*array.String)
-	grades := rec.Column(3).(*array.List).ListValues().(*array.Int32).Int32Values()
+	grades := rec.Column(3).(*array.List).ListValues().(*array.Int32)
 	tags := rec.Column(4).(*array.Map)
 	tagKeys, tagVals := tags.Keys().(*array.String), tags.Items().(*array.String)
 	bi := l.hold(b, docs, grades)
@@ -296,24 +306,22 @@ func posString(pos int64) string {
 	return fmt.Sprintf("row %d", -pos)
 }
 
-// goldPart is the build of a range of queries: their judgments laid out as
-// in Gold, with offsets and judgment indexes relative to the part.
+// goldPart is the build of a range of queries. It writes their judgments
+// into the Gold's arrays from where they would start if no judgment were
+// dropped (baseJ, baseD); compact closes the gaps.
 type goldPart struct {
-	qlo, qhi   int // queries [qlo,qhi)
-	docData    []byte
-	docEnd     []uint32 // end offset of each judgment's doc id in docData
-	grades     []int32
-	sum        [2]uint64
-	duplicates int64
-	errs       schema.ErrorList
-	// base is where the part's judgments and doc bytes go in Gold.
+	qlo, qhi     int // queries [qlo,qhi)
 	baseJ, baseD int
+	nj, nd       int // judgments and doc id bytes kept
+	sum          [2]uint64
+	duplicates   int64
+	errs         schema.ErrorList
 }
 
 // build groups the judgments by query, checks duplicates and lays them out
-// in order of decreasing grade, in exactly sized arrays. Ranges of queries
-// are built in parallel and then copied into place; the result (errors in
-// order included) is the same as building the queries one after another.
+// in order of decreasing grade. Ranges of queries are built in parallel,
+// each in its own region of the arrays; the result (errors in order
+// included) is the same as building the queries one after another.
 func (l *goldLoader) build(ctx context.Context, file string) error {
 	g := l.g
 	nq := l.queries.Len()
@@ -324,14 +332,18 @@ func (l *goldLoader) build(ctx context.Context, file string) error {
 	// Counting sort of the spans by query (a permutation, not a copy)
 	// keeps file order within a query.
 	spanStart := make([]int32, nq+1)
-	values := make([]int64, nq+1) // judgments before each query
+	values := make([]int64, nq+1)   // judgments before each query
+	docBytes := make([]int64, nq+1) // doc id bytes before each query
 	for _, s := range l.spans {
 		spanStart[s.query+1]++
 		values[s.query+1] += int64(s.hi - s.lo)
+		d := l.batches[s.batch].docs
+		docBytes[s.query+1] += int64(d.ValueOffset(int(s.hi)) - d.ValueOffset(int(s.lo)))
 	}
 	for i := 1; i <= nq; i++ {
 		spanStart[i] += spanStart[i-1]
 		values[i] += values[i-1]
+		docBytes[i] += docBytes[i-1]
 	}
 	order := make([]int32, len(l.spans))
 	next := slices.Clone(spanStart[:nq])
@@ -339,7 +351,13 @@ func (l *goldLoader) build(ctx context.Context, file string) error {
 		order[next[s.query]] = int32(i)
 		next[s.query]++
 	}
-	parts := l.splitQueries(values)
+	g.docOff = make([]uint32, values[nq]+1)
+	g.grades = make([]int32, values[nq])
+	g.docData = make([]byte, docBytes[nq])
+	parts := splitQueries(values)
+	for _, p := range parts {
+		p.baseJ, p.baseD = int(values[p.qlo]), int(docBytes[p.qlo])
+	}
 	err := parallel(ctx, len(parts), func(i int) {
 		l.buildPart(file, parts[i], spanStart, order)
 	})
@@ -347,40 +365,28 @@ func (l *goldLoader) build(ctx context.Context, file string) error {
 		return err
 	}
 	var errs schema.ErrorList
-	nj, nd := 0, 0
 	var sum [2]uint64
 	for _, p := range parts {
 		errs.Merge(&p.errs)
-		p.baseJ, p.baseD = nj, nd
-		nj += len(p.grades)
-		nd += len(p.docData)
 		sum = add128(sum, p.sum)
 		g.IdenticalDuplicates += p.duplicates
 	}
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	g.docOff = make([]uint32, nj+1)
-	g.grades = make([]int32, nj)
-	g.docData = make([]byte, nd)
-	err = parallel(ctx, len(parts), func(i int) { l.placePart(parts[i]) })
-	if err != nil {
-		return err
-	}
-	g.Judgments = int64(nj)
+	g.compact(parts)
+	g.Judgments = int64(len(g.grades))
 	putUint128(g.digest[:], sum)
 	return nil
 }
 
 // splitQueries cuts the queries into ranges of about the same number of
 // judgments, several per core so that uneven ranges even out.
-func (l *goldLoader) splitQueries(values []int64) []*goldPart {
+func splitQueries(values []int64) []*goldPart {
 	nq := len(values) - 1
-	total := values[nq]
-	target := max(total/int64(8*runtime.GOMAXPROCS(0)), 1<<14)
+	target := max(values[nq]/int64(8*runtime.GOMAXPROCS(0)), 1<<14)
 	var parts []*goldPart
-	lo := 0
-	for lo < nq {
+	for lo := 0; lo < nq; {
 		hi, _ := slices.BinarySearch(values[lo+1:], values[lo]+target)
 		hi = min(lo+1+hi, nq)
 		parts = append(parts, &goldPart{qlo: lo, qhi: hi})
@@ -397,6 +403,7 @@ func (l *goldLoader) buildPart(file string, p *goldPart, spanStart, order []int3
 	hasher := xxh3.New()
 	var gb [5]byte
 	var part []judgment
+	j0, d0 := p.baseJ, p.baseD
 	for qi := p.qlo; qi < p.qhi; qi++ {
 		q := &g.queries[qi]
 		part = part[:0]
@@ -430,14 +437,16 @@ func (l *goldLoader) buildPart(file string, p *goldPart, spanStart, order []int3
 			}
 			return strings.Compare(a.doc, b.doc)
 		})
-		q.start = int32(len(p.grades))
+		q.start = int32(j0 + p.nj)
 		hasher.Reset()
 		hasher.WriteString(q.id)
 		hasher.Write([]byte{0})
 		for _, j := range kept {
-			p.docData = append(p.docData, j.doc...)
-			p.docEnd = append(p.docEnd, uint32(len(p.docData)))
-			p.grades = append(p.grades, j.grade)
+			copy(g.docData[d0+p.nd:], j.doc)
+			p.nd += len(j.doc)
+			g.grades[j0+p.nj] = j.grade
+			p.nj++
+			g.docOff[j0+p.nj] = uint32(d0 + p.nd)
 			hasher.WriteString(j.doc)
 			gb[1], gb[2], gb[3], gb[4] = byte(j.grade>>24), byte(j.grade>>16), byte(j.grade>>8), byte(j.grade)
 			hasher.Write(gb[:])
@@ -446,7 +455,7 @@ func (l *goldLoader) buildPart(file string, p *goldPart, spanStart, order []int3
 			hasher.WriteString(t)
 			hasher.Write([]byte{1})
 		}
-		q.end = int32(len(p.grades))
+		q.end = int32(j0 + p.nj)
 		p.sum = add128(p.sum, hash128(hasher))
 	}
 }
@@ -456,21 +465,29 @@ func hash128(h *xxh3.Hasher) [2]uint64 {
 	return [2]uint64{s.Lo, s.Hi}
 }
 
-// placePart copies a built part into the Gold's arrays and makes its
-// queries' judgment ranges absolute.
-func (l *goldLoader) placePart(p *goldPart) {
-	g := l.g
-	copy(g.docData[p.baseD:], p.docData)
-	copy(g.grades[p.baseJ:], p.grades)
-	off := g.docOff[p.baseJ+1 : p.baseJ+1+len(p.docEnd)]
-	for i, e := range p.docEnd {
-		off[i] = uint32(p.baseD) + e
+// compact closes the gaps the dropped duplicates left after each part, in
+// order (a part moves only to lower positions).
+func (g *Gold) compact(parts []*goldPart) {
+	nj, nd := 0, 0
+	for _, p := range parts {
+		if nj != p.baseJ {
+			copy(g.grades[nj:], g.grades[p.baseJ:p.baseJ+p.nj])
+			copy(g.docData[nd:], g.docData[p.baseD:p.baseD+p.nd])
+			shift := uint32(p.baseD - nd)
+			for k := 1; k <= p.nj; k++ {
+				g.docOff[nj+k] = g.docOff[p.baseJ+k] - shift
+			}
+			for qi := p.qlo; qi < p.qhi; qi++ {
+				g.queries[qi].start -= int32(p.baseJ - nj)
+				g.queries[qi].end -= int32(p.baseJ - nj)
+			}
+		}
+		nj += p.nj
+		nd += p.nd
 	}
-	for qi := p.qlo; qi < p.qhi; qi++ {
-		g.queries[qi].start += int32(p.baseJ)
-		g.queries[qi].end += int32(p.baseJ)
-	}
-	p.docData, p.docEnd, p.grades = nil, nil, nil
+	g.grades = g.grades[:nj]
+	g.docOff = g.docOff[:nj+1]
+	g.docData = g.docData[:nd]
 }
 
 // parallel runs fn(0..n-1) on GOMAXPROCS goroutines and waits for them;
