@@ -24,7 +24,7 @@ import (
 // order of decreasing grade (then doc id), its text and its tag groups.
 // A Gold is read-only after LoadGold and safe for concurrent use.
 type Gold struct {
-	byID    map[string]int32
+	byID    *queryIndex
 	queries []goldQuery
 	docData []byte   // doc id bytes of all judgments
 	docOff  []uint32 // len(judgments)+1 offsets into docData
@@ -50,7 +50,7 @@ func (g *Gold) NumQueries() int { return len(g.queries) }
 
 // Lookup returns the index of a query, or -1.
 func (g *Gold) Lookup(queryID string) int32 {
-	if i, ok := g.byID[queryID]; ok {
+	if i, ok := g.byID.lookup(queryID); ok {
 		return i
 	}
 	return -1
@@ -110,12 +110,16 @@ type span struct {
 	query  int32
 	lo, hi int32
 	row    int32
+	// id is the query id, a view into the batch, until intern gives the
+	// span its query.
+	id string
 }
 
 // goldBatch is what the loader keeps of a batch until the build: its doc
 // and grade values (references taken) and its rows' positions.
 type goldBatch struct {
-	pos       schema.Batch // Lines and FirstRow only
+	pos       schema.Batch  // Lines and FirstRow only
+	qids      *array.String // long form, until its spans are interned
 	docs      *array.String
 	gradesArr *array.Int32
 	grades    []int32
@@ -137,20 +141,10 @@ type goldLoader struct {
 	batches   []goldBatch
 	spans     []span
 	docBytes  int // doc id bytes of every judgment read
+	interned  int // spans[:interned] have their query
 	queries   arena.Slice[goldQuery]
 	strs      arena.Bytes
 	definedAt []int64 // list form: where each query was defined (0: not yet)
-}
-
-func (l *goldLoader) query(id string) int32 {
-	if i, ok := l.g.byID[id]; ok {
-		return i
-	}
-	i := int32(l.queries.Len())
-	id = l.strs.String(id)
-	l.g.byID[id] = i
-	l.queries.Append(goldQuery{id: id})
-	return i
 }
 
 // hold keeps the doc and grade values of a batch for the build and
@@ -171,11 +165,23 @@ func (l *goldLoader) hold(b *schema.Batch, docs *array.String, grades *array.Int
 }
 
 func (l *goldLoader) release() {
+	l.releaseIDs()
 	for _, gb := range l.batches {
 		gb.docs.Release()
 		gb.gradesArr.Release()
 	}
 	l.batches = nil
+}
+
+// releaseIDs drops the query ids of the batches, once their spans are
+// interned.
+func (l *goldLoader) releaseIDs() {
+	for i := range l.batches {
+		if gb := &l.batches[i]; gb.qids != nil {
+			gb.qids.Release()
+			gb.qids = nil
+		}
+	}
 }
 
 // LoadGold reads a gold set. Queries in list form may appear once; in long
@@ -184,7 +190,7 @@ func (l *goldLoader) release() {
 // The batches are read on one goroutine (the text readers parse them on
 // every core); the index is built on every core (GOMAXPROCS).
 func LoadGold(ctx context.Context, r schema.Reader) (*Gold, error) {
-	l := &goldLoader{g: &Gold{byID: map[string]int32{}}}
+	l := &goldLoader{g: &Gold{byID: newQueryIndex()}}
 	defer l.release()
 	var errs schema.ErrorList
 	file := ""
@@ -205,6 +211,10 @@ func LoadGold(ctx context.Context, r schema.Reader) (*Gold, error) {
 		case schema.FormGoldLong:
 			l.addLong(b)
 		case schema.FormGoldList:
+			if err := l.intern(ctx); err != nil {
+				b.Release()
+				return nil, err
+			}
 			l.addList(b, &errs)
 		default:
 			b.Release()
@@ -215,7 +225,10 @@ func LoadGold(ctx context.Context, r schema.Reader) (*Gold, error) {
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
-	if l.strs.Size()+l.docBytes > math.MaxUint32 {
+	if err := l.intern(ctx); err != nil {
+		return nil, err
+	}
+	if l.g.byID.size()+l.strs.Size()+l.docBytes > math.MaxUint32 {
 		return nil, fmt.Errorf("load gold %s: more than 4 GiB of ids", file)
 	}
 	if err := l.build(ctx, file); err != nil {
@@ -227,6 +240,8 @@ func LoadGold(ctx context.Context, r schema.Reader) (*Gold, error) {
 func (l *goldLoader) addLong(b *schema.Batch) {
 	qids := b.Record.Column(0).(*array.String)
 	bi := l.hold(b, b.Record.Column(1).(*array.String), b.Record.Column(2).(*array.Int32))
+	qids.Retain()
+	l.batches[bi].qids = qids
 	n := qids.Len()
 	for lo := 0; lo < n; {
 		id := qids.Value(lo)
@@ -234,7 +249,7 @@ func (l *goldLoader) addLong(b *schema.Batch) {
 		for hi < n && qids.Value(hi) == id {
 			hi++
 		}
-		l.spans = append(l.spans, span{batch: bi, query: l.query(id), lo: int32(lo), hi: int32(hi), row: -1})
+		l.spans = append(l.spans, span{batch: bi, id: id, lo: int32(lo), hi: int32(hi), row: -1})
 		lo = hi
 	}
 }
@@ -280,6 +295,7 @@ func (l *goldLoader) addList(b *schema.Batch, errs *schema.ErrorList) {
 		}
 		l.queries.Set(int(q), gq)
 	}
+	l.interned = len(l.spans) // the list form's spans have their query
 }
 
 func position(b *schema.Batch, i int) int64 {
