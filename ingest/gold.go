@@ -147,6 +147,15 @@ type goldLoader struct {
 	definedAt []int64 // list form: where each query was defined (0: not yet)
 }
 
+// addSpan appends s, doubling the spans' room when full (append grows
+// large slices by a quarter, copying them over and over).
+func (l *goldLoader) addSpan(s span) {
+	if len(l.spans) == cap(l.spans) {
+		l.spans = slices.Grow(l.spans, max(len(l.spans), 1024))
+	}
+	l.spans = append(l.spans, s)
+}
+
 // hold keeps the doc and grade values of a batch for the build and
 // returns its index. The rest of the batch (query ids, texts, tags) is
 // not kept.
@@ -249,7 +258,7 @@ func (l *goldLoader) addLong(b *schema.Batch) {
 		for hi < n && qids.Value(hi) == id {
 			hi++
 		}
-		l.spans = append(l.spans, span{batch: bi, id: id, lo: int32(lo), hi: int32(hi), row: -1})
+		l.addSpan(span{batch: bi, id: id, lo: int32(lo), hi: int32(hi), row: -1})
 		lo = hi
 	}
 }
@@ -282,7 +291,7 @@ func (l *goldLoader) addList(b *schema.Batch, errs *schema.ErrorList) {
 		}
 		s, e := docList.ValueOffsets(i)
 		if e > s {
-			l.spans = append(l.spans, span{batch: bi, query: q, lo: int32(s), hi: int32(e), row: int32(i)})
+			l.addSpan(span{batch: bi, query: q, lo: int32(s), hi: int32(e), row: int32(i)})
 		}
 		if !tags.IsNull(i) {
 			ts, te := tags.ValueOffsets(i)

@@ -76,6 +76,10 @@ func (l *goldLoader) intern(ctx context.Context) error {
 	// first span, -(span+1), in the map and in every span of it.
 	x := l.g.byID
 	err = parallel(ctx, queryShards, func(s int) {
+		if len(x.shards[s]) == 0 {
+			// Sized for the spans: most queries have one.
+			x.shards[s] = make(map[string]int32, start[s+1]-start[s])
+		}
 		m := x.shards[s]
 		for _, i := range order[start[s]:start[s+1]] {
 			sp := &spans[i]
