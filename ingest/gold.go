@@ -133,9 +133,9 @@ func (gb *goldBatch) judgment(s span, v int) judgment {
 	return judgment{grade: gb.grades[v], doc: gb.docs.Value(v), pos: position(&gb.pos, row)}
 }
 
-// goldLoader reads the batches on one goroutine, interning query ids and
-// noting where each query's judgments are (spans, in file order); build
-// then lays the judgments out per query on every core.
+// goldLoader reads the batches on one goroutine, cutting them into spans
+// of one query (in file order); intern then numbers the queries and build
+// lays the judgments out per query, both on every core.
 type goldLoader struct {
 	g         *Gold
 	batches   []goldBatch
