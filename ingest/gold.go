@@ -237,7 +237,7 @@ func LoadGold(ctx context.Context, r schema.Reader) (*Gold, error) {
 	if err := l.intern(ctx); err != nil {
 		return nil, err
 	}
-	if l.g.byID.size()+l.strs.Size()+l.docBytes > math.MaxUint32 {
+	if l.g.byID.idBytes+l.strs.Size()+l.docBytes > math.MaxUint32 {
 		return nil, fmt.Errorf("load gold %s: more than 4 GiB of ids", file)
 	}
 	if err := l.build(ctx, file); err != nil {
@@ -518,9 +518,18 @@ func (g *Gold) compact(parts []*goldPart) {
 // parallel runs fn(0..n-1) on GOMAXPROCS goroutines and waits for them;
 // it stops handing out work when ctx is done and returns ctx's error.
 func parallel(ctx context.Context, n int, fn func(i int)) error {
+	return parallelW(ctx, n, func(_, i int) { fn(i) })
+}
+
+// workers is the number of goroutines parallelW runs.
+func workers() int { return runtime.GOMAXPROCS(0) }
+
+// parallelW is parallel telling fn which goroutine (in [0,workers()))
+// runs it.
+func parallelW(ctx context.Context, n int, fn func(w, i int)) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for w := 0; w < min(n, runtime.GOMAXPROCS(0)); w++ {
+	for w := 0; w < min(n, workers()); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -529,7 +538,7 @@ func parallel(ctx context.Context, n int, fn func(i int)) error {
 				if i >= n {
 					return
 				}
-				fn(i)
+				fn(w, i)
 			}
 		}()
 	}

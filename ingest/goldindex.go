@@ -16,8 +16,9 @@ const queryShards = 64
 // queryIndex maps query ids to their index in the gold set, in maps chosen
 // by the ids' hash.
 type queryIndex struct {
-	shards [queryShards]map[string]int32
-	strs   [queryShards]arena.Bytes // the ids, as the maps' keys
+	shards  [queryShards]map[string]int32
+	strs    arena.Bytes // the ids added one by one, as the maps' keys
+	idBytes int         // bytes of ids stored
 }
 
 func newQueryIndex() *queryIndex {
@@ -35,15 +36,6 @@ func (x *queryIndex) lookup(id string) (int32, bool) {
 	return i, ok
 }
 
-// size returns the bytes of ids stored.
-func (x *queryIndex) size() int {
-	n := 0
-	for i := range x.strs {
-		n += x.strs[i].Size()
-	}
-	return n
-}
-
 // query returns the index of id, adding the query if it is new.
 func (l *goldLoader) query(id string) int32 {
 	x := l.g.byID
@@ -52,7 +44,8 @@ func (l *goldLoader) query(id string) int32 {
 		return i
 	}
 	i := int32(l.queries.Len())
-	id = x.strs[s].String(id)
+	id = x.strs.String(id)
+	x.idBytes += len(id)
 	x.shards[s][id] = i
 	l.queries.Append(goldQuery{id: id})
 	return i
@@ -75,7 +68,8 @@ func (l *goldLoader) intern(ctx context.Context) error {
 	// Each shard resolves its known ids and marks each new one with its
 	// first span, -(span+1), in the map and in every span of it.
 	x := l.g.byID
-	err = parallel(ctx, queryShards, func(s int) {
+	strs := make([]arena.Bytes, workers()) // one per goroutine
+	err = parallelW(ctx, queryShards, func(w, s int) {
 		if len(x.shards[s]) == 0 {
 			// Sized for the spans: most queries have one.
 			x.shards[s] = make(map[string]int32, start[s+1]-start[s])
@@ -86,7 +80,7 @@ func (l *goldLoader) intern(ctx context.Context) error {
 			q, ok := m[sp.id]
 			if !ok {
 				q = -(i + 1)
-				sp.id = x.strs[s].String(sp.id)
+				sp.id = strs[w].String(sp.id)
 				m[sp.id] = q
 			} else {
 				sp.id = ""
@@ -96,6 +90,9 @@ func (l *goldLoader) intern(ctx context.Context) error {
 	})
 	if err != nil {
 		return err
+	}
+	for w := range strs {
+		x.idBytes += strs[w].Size()
 	}
 	// New queries get their indexes in order of first appearance.
 	for i := range spans {
