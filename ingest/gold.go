@@ -518,18 +518,15 @@ func (g *Gold) compact(parts []*goldPart) {
 // parallel runs fn(0..n-1) on GOMAXPROCS goroutines and waits for them;
 // it stops handing out work when ctx is done and returns ctx's error.
 func parallel(ctx context.Context, n int, fn func(i int)) error {
-	return parallelW(ctx, n, func(_, i int) { fn(i) })
+	return parallelW(ctx, n, runtime.GOMAXPROCS(0), func(_, i int) { fn(i) })
 }
 
-// workers is the number of goroutines parallelW runs.
-func workers() int { return runtime.GOMAXPROCS(0) }
-
-// parallelW is parallel telling fn which goroutine (in [0,workers()))
-// runs it.
-func parallelW(ctx context.Context, n int, fn func(w, i int)) error {
+// parallelW is parallel on nw goroutines, telling fn which one (in
+// [0,nw)) runs it.
+func parallelW(ctx context.Context, n, nw int, fn func(w, i int)) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for w := 0; w < min(n, workers()); w++ {
+	for w := 0; w < min(n, nw); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"runtime"
 
 	"github.com/zeebo/xxh3"
 
@@ -68,8 +69,8 @@ func (l *goldLoader) intern(ctx context.Context) error {
 	// Each shard resolves its known ids and marks each new one with its
 	// first span, -(span+1), in the map and in every span of it.
 	x := l.g.byID
-	strs := make([]arena.Bytes, workers()) // one per goroutine
-	err = parallelW(ctx, queryShards, func(w, s int) {
+	strs := make([]arena.Bytes, runtime.GOMAXPROCS(0)) // one per goroutine
+	err = parallelW(ctx, queryShards, len(strs), func(w, s int) {
 		if len(x.shards[s]) == 0 {
 			// Sized for the spans: most queries have one.
 			x.shards[s] = make(map[string]int32, start[s+1]-start[s])
