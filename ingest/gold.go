@@ -405,11 +405,15 @@ func (l *goldLoader) build(ctx context.Context, file string) error {
 	return nil
 }
 
+// minPartJudgments is the fewest judgments splitQueries puts in a range
+// (tests lower it to have many ranges).
+var minPartJudgments int64 = 1 << 14
+
 // splitQueries cuts the queries into ranges of about the same number of
 // judgments, several per core so that uneven ranges even out.
 func splitQueries(values []int64) []*goldPart {
 	nq := len(values) - 1
-	target := max(values[nq]/int64(8*runtime.GOMAXPROCS(0)), 1<<14)
+	target := max(values[nq]/int64(8*runtime.GOMAXPROCS(0)), minPartJudgments)
 	var parts []*goldPart
 	for lo := 0; lo < nq; {
 		hi, _ := slices.BinarySearch(values[lo+1:], values[lo]+target)
