@@ -2,7 +2,8 @@
 // rows, the input of the scoring kernel.
 //
 // LoadGold reads the whole gold set into a compact in-memory index (gold
-// sets are small next to runs). Join then streams the run: it cuts it into
+// sets are small next to runs), built on every core with the same result,
+// errors included, whatever their number. Join then streams the run: it cuts it into
 // per-query groups, ranks each group (score descending with trec_eval's
 // tie-break, or the rank column), drops duplicate doc ids (keeping the
 // best-ranked), applies the depth cut-off, and interns doc ids per query:

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow/go/v16/arrow/array"
 	"github.com/zeebo/xxh3"
@@ -21,7 +24,7 @@ import (
 // order of decreasing grade (then doc id), its text and its tag groups.
 // A Gold is read-only after LoadGold and safe for concurrent use.
 type Gold struct {
-	byID    map[string]int32
+	byID    *queryIndex
 	queries []goldQuery
 	docData []byte   // doc id bytes of all judgments
 	docOff  []uint32 // len(judgments)+1 offsets into docData
@@ -47,7 +50,7 @@ func (g *Gold) NumQueries() int { return len(g.queries) }
 
 // Lookup returns the index of a query, or -1.
 func (g *Gold) Lookup(queryID string) int32 {
-	if i, ok := g.byID[queryID]; ok {
+	if i, ok := g.byID.lookup(queryID); ok {
 		return i
 	}
 	return -1
@@ -91,41 +94,113 @@ func (g *Gold) NumRelevant(i int32, level int32) int {
 // the queries' canonical forms.
 func (g *Gold) Digest() string { return "xxh3-128-sum:" + hex.EncodeToString(g.digest[:]) }
 
-// judgment is one gold row during loading. Its doc id is a view into the
-// loading arena.
+// judgment is one gold row during the build. Its doc id is a view into a
+// batch the loader holds.
 type judgment struct {
-	query int32
 	grade int32
 	doc   string
 	pos   int64 // line, or -row, for errors
 }
 
-// goldLoader accumulates judgments in chunked storage, so that loading
-// millions of them never re-copies (or re-faults) what is already loaded.
+// span is a stretch of one query's judgments in one batch: values [lo,hi)
+// of the batch's doc and grade arrays, from row row of the batch (list
+// form), or from rows lo..hi-1 (long form: row is -1).
+type span struct {
+	batch  int32
+	query  int32
+	lo, hi int32
+	row    int32
+	// id is the query id, a view into the batch, until intern gives the
+	// span its query.
+	id string
+}
+
+// goldBatch is what the loader keeps of a batch until the build: its doc
+// and grade values (references taken) and its rows' positions.
+type goldBatch struct {
+	pos       schema.Batch  // Lines and FirstRow only
+	qids      *array.String // long form, until its spans are interned
+	docs      *array.String
+	gradesArr *array.Int32
+	grades    []int32
+}
+
+func (gb *goldBatch) judgment(s span, v int) judgment {
+	row := v
+	if s.row >= 0 {
+		row = int(s.row)
+	}
+	return judgment{grade: gb.grades[v], doc: gb.docs.Value(v), pos: position(&gb.pos, row)}
+}
+
+// goldLoader reads the batches on one goroutine, cutting them into spans
+// of one query (in file order); intern then numbers the queries and build
+// lays the judgments out per query, both on every core.
 type goldLoader struct {
 	g         *Gold
-	js        arena.Slice[judgment]
+	batches   []goldBatch
+	spans     []span
+	docBytes  int // doc id bytes of every judgment read
+	interned  int // spans[:interned] have their query
 	queries   arena.Slice[goldQuery]
 	strs      arena.Bytes
 	definedAt []int64 // list form: where each query was defined (0: not yet)
 }
 
-func (l *goldLoader) query(id string) int32 {
-	if i, ok := l.g.byID[id]; ok {
-		return i
+// addSpan appends s, doubling the spans' room when full (append grows
+// large slices by a quarter, copying them over and over).
+func (l *goldLoader) addSpan(s span) {
+	if len(l.spans) == cap(l.spans) {
+		l.spans = slices.Grow(l.spans, max(len(l.spans), 1024))
 	}
-	i := int32(l.queries.Len())
-	id = l.strs.String(id)
-	l.g.byID[id] = i
-	l.queries.Append(goldQuery{id: id})
-	return i
+	l.spans = append(l.spans, s)
+}
+
+// hold keeps the doc and grade values of a batch for the build and
+// returns its index. The rest of the batch (query ids, texts, tags) is
+// not kept.
+func (l *goldLoader) hold(b *schema.Batch, docs *array.String, grades *array.Int32) int32 {
+	docs.Retain()
+	grades.Retain()
+	l.batches = append(l.batches, goldBatch{
+		pos:  schema.Batch{Lines: b.Lines, FirstRow: b.FirstRow},
+		docs: docs, gradesArr: grades, grades: grades.Int32Values(),
+	})
+	d := docs.ValueOffsets()
+	if len(d) > 0 {
+		l.docBytes += int(d[len(d)-1] - d[0])
+	}
+	return int32(len(l.batches) - 1)
+}
+
+func (l *goldLoader) release() {
+	l.releaseIDs()
+	for _, gb := range l.batches {
+		gb.docs.Release()
+		gb.gradesArr.Release()
+	}
+	l.batches = nil
+}
+
+// releaseIDs drops the query ids of the batches, once their spans are
+// interned.
+func (l *goldLoader) releaseIDs() {
+	for i := range l.batches {
+		if gb := &l.batches[i]; gb.qids != nil {
+			gb.qids.Release()
+			gb.qids = nil
+		}
+	}
 }
 
 // LoadGold reads a gold set. Queries in list form may appear once; in long
 // form a query's lines may be spread anywhere. Conflicting grades for one
 // doc of one query are an error; identical repeats are dropped and counted.
+// The batches are read on one goroutine (the text readers parse them on
+// every core); the index is built on every core (GOMAXPROCS).
 func LoadGold(ctx context.Context, r schema.Reader) (*Gold, error) {
-	l := &goldLoader{g: &Gold{byID: map[string]int32{}}}
+	l := &goldLoader{g: &Gold{byID: newQueryIndex()}}
+	defer l.release()
 	var errs schema.ErrorList
 	file := ""
 	for {
@@ -145,6 +220,10 @@ func LoadGold(ctx context.Context, r schema.Reader) (*Gold, error) {
 		case schema.FormGoldLong:
 			l.addLong(b)
 		case schema.FormGoldList:
+			if err := l.intern(ctx); err != nil {
+				b.Release()
+				return nil, err
+			}
 			l.addList(b, &errs)
 		default:
 			b.Release()
@@ -155,10 +234,13 @@ func LoadGold(ctx context.Context, r schema.Reader) (*Gold, error) {
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
-	if l.strs.Size() > math.MaxUint32 {
+	if err := l.intern(ctx); err != nil {
+		return nil, err
+	}
+	if l.g.byID.idBytes+l.strs.Size()+l.docBytes > math.MaxUint32 {
 		return nil, fmt.Errorf("load gold %s: more than 4 GiB of ids", file)
 	}
-	if err := l.build(file); err != nil {
+	if err := l.build(ctx, file); err != nil {
 		return nil, err
 	}
 	return l.g, nil
@@ -166,14 +248,18 @@ func LoadGold(ctx context.Context, r schema.Reader) (*Gold, error) {
 
 func (l *goldLoader) addLong(b *schema.Batch) {
 	qids := b.Record.Column(0).(*array.String)
-	docs := b.Record.Column(1).(*array.String)
-	grades := b.Record.Column(2).(*array.Int32).Int32Values()
-	last, q := "", int32(-1)
-	for i := 0; i < qids.Len(); i++ {
-		if id := qids.Value(i); q < 0 || id != last {
-			q, last = l.query(id), id
+	bi := l.hold(b, b.Record.Column(1).(*array.String), b.Record.Column(2).(*array.Int32))
+	qids.Retain()
+	l.batches[bi].qids = qids
+	n := qids.Len()
+	for lo := 0; lo < n; {
+		id := qids.Value(lo)
+		hi := lo + 1
+		for hi < n && qids.Value(hi) == id {
+			hi++
 		}
-		l.js.Append(judgment{query: q, grade: grades[i], doc: l.strs.String(docs.Value(i)), pos: position(b, i)})
+		l.addSpan(span{batch: bi, id: id, lo: int32(lo), hi: int32(hi), row: -1})
+		lo = hi
 	}
 }
 
@@ -183,9 +269,10 @@ func (l *goldLoader) addList(b *schema.Batch, errs *schema.ErrorList) {
 	texts := rec.Column(1).(*array.String)
 	docList := rec.Column(2).(*array.List)
 	docs := docList.ListValues().(*array.String)
-	grades := rec.Column(3).(*array.List).ListValues().(*array.Int32).Int32Values()
+	grades := rec.Column(3).(*array.List).ListValues().(*array.Int32)
 	tags := rec.Column(4).(*array.Map)
 	tagKeys, tagVals := tags.Keys().(*array.String), tags.Items().(*array.String)
+	bi := l.hold(b, docs, grades)
 	for i := 0; i < qids.Len(); i++ {
 		id := qids.Value(i)
 		q := l.query(id)
@@ -203,8 +290,8 @@ func (l *goldLoader) addList(b *schema.Batch, errs *schema.ErrorList) {
 			gq.text = l.strs.String(texts.Value(i))
 		}
 		s, e := docList.ValueOffsets(i)
-		for j := s; j < e; j++ {
-			l.js.Append(judgment{query: q, grade: grades[j], doc: l.strs.String(docs.Value(int(j))), pos: pos})
+		if e > s {
+			l.addSpan(span{batch: bi, query: q, lo: int32(s), hi: int32(e), row: int32(i)})
 		}
 		if !tags.IsNull(i) {
 			ts, te := tags.ValueOffsets(i)
@@ -217,6 +304,7 @@ func (l *goldLoader) addList(b *schema.Batch, errs *schema.ErrorList) {
 		}
 		l.queries.Set(int(q), gq)
 	}
+	l.interned = len(l.spans) // the list form's spans have their query
 }
 
 func position(b *schema.Batch, i int) int64 {
@@ -243,48 +331,117 @@ func posString(pos int64) string {
 	return fmt.Sprintf("row %d", -pos)
 }
 
+// goldPart is the build of a range of queries. It writes their judgments
+// into the Gold's arrays from where they would start if no judgment were
+// dropped (baseJ, baseD); compact closes the gaps.
+type goldPart struct {
+	qlo, qhi     int // queries [qlo,qhi)
+	baseJ, baseD int
+	nj, nd       int // judgments and doc id bytes kept
+	sum          [2]uint64
+	duplicates   int64
+	errs         schema.ErrorList
+}
+
 // build groups the judgments by query, checks duplicates and lays them out
-// in order of decreasing grade, in exactly sized arrays.
-func (l *goldLoader) build(file string) error {
+// in order of decreasing grade. Ranges of queries are built in parallel,
+// each in its own region of the arrays; the result (errors in order
+// included) is the same as building the queries one after another.
+func (l *goldLoader) build(ctx context.Context, file string) error {
 	g := l.g
 	nq := l.queries.Len()
 	g.queries = make([]goldQuery, nq)
 	for i := range g.queries {
 		g.queries[i] = l.queries.At(i)
 	}
-	// Counting sort by query (a permutation, not a copy) keeps file order
-	// within a query.
-	counts := make([]int32, nq+1)
-	n := l.js.Len()
-	size := 0
-	for i := 0; i < n; i++ {
-		j := l.js.At(i)
-		counts[j.query+1]++
-		size += len(j.doc)
+	// Counting sort of the spans by query (a permutation, not a copy)
+	// keeps file order within a query.
+	spanStart := make([]int32, nq+1)
+	values := make([]int64, nq+1)   // judgments before each query
+	docBytes := make([]int64, nq+1) // doc id bytes before each query
+	for _, s := range l.spans {
+		spanStart[s.query+1]++
+		values[s.query+1] += int64(s.hi - s.lo)
+		d := l.batches[s.batch].docs
+		docBytes[s.query+1] += int64(d.ValueOffset(int(s.hi)) - d.ValueOffset(int(s.lo)))
 	}
-	for i := 1; i < len(counts); i++ {
-		counts[i] += counts[i-1]
+	for i := 1; i <= nq; i++ {
+		spanStart[i] += spanStart[i-1]
+		values[i] += values[i-1]
+		docBytes[i] += docBytes[i-1]
 	}
-	order := make([]int32, n)
-	next := slices.Clone(counts[:nq])
-	for i := 0; i < n; i++ {
-		q := l.js.At(i).query
-		order[next[q]] = int32(i)
-		next[q]++
+	order := make([]int32, len(l.spans))
+	next := slices.Clone(spanStart[:nq])
+	for i, s := range l.spans {
+		order[next[s.query]] = int32(i)
+		next[s.query]++
+	}
+	g.docOff = make([]uint32, values[nq]+1)
+	g.grades = make([]int32, values[nq])
+	g.docData = make([]byte, docBytes[nq])
+	parts := splitQueries(values)
+	for _, p := range parts {
+		p.baseJ, p.baseD = int(values[p.qlo]), int(docBytes[p.qlo])
+	}
+	err := parallel(ctx, len(parts), func(i int) {
+		l.buildPart(file, parts[i], spanStart, order)
+	})
+	if err != nil {
+		return err
 	}
 	var errs schema.ErrorList
-	g.docOff = make([]uint32, 1, n+1)
-	g.grades = make([]int32, 0, n)
-	g.docData = make([]byte, 0, size)
 	var sum [2]uint64
+	for _, p := range parts {
+		errs.Merge(&p.errs)
+		sum = add128(sum, p.sum)
+		g.IdenticalDuplicates += p.duplicates
+	}
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	g.compact(parts)
+	g.Judgments = int64(len(g.grades))
+	putUint128(g.digest[:], sum)
+	return nil
+}
+
+// minPartJudgments is the fewest judgments splitQueries puts in a range
+// (tests lower it to have many ranges).
+var minPartJudgments int64 = 1 << 14
+
+// splitQueries cuts the queries into ranges of about the same number of
+// judgments, several per core so that uneven ranges even out.
+func splitQueries(values []int64) []*goldPart {
+	nq := len(values) - 1
+	target := max(values[nq]/int64(8*runtime.GOMAXPROCS(0)), minPartJudgments)
+	var parts []*goldPart
+	for lo := 0; lo < nq; {
+		hi, _ := slices.BinarySearch(values[lo+1:], values[lo]+target)
+		hi = min(lo+1+hi, nq)
+		parts = append(parts, &goldPart{qlo: lo, qhi: hi})
+		lo = hi
+	}
+	return parts
+}
+
+// buildPart builds the queries of p: their judgments in file order,
+// duplicates dropped or refused, then in canonical order, with each
+// query's digest term.
+func (l *goldLoader) buildPart(file string, p *goldPart, spanStart, order []int32) {
+	g := l.g
 	hasher := xxh3.New()
 	var gb [5]byte
 	var part []judgment
-	for qi := range g.queries {
+	j0, d0 := p.baseJ, p.baseD
+	for qi := p.qlo; qi < p.qhi; qi++ {
 		q := &g.queries[qi]
 		part = part[:0]
-		for _, k := range order[counts[qi]:counts[qi+1]] {
-			part = append(part, l.js.At(int(k)))
+		for _, k := range order[spanStart[qi]:spanStart[qi+1]] {
+			s := l.spans[k]
+			b := &l.batches[s.batch]
+			for v := s.lo; v < s.hi; v++ {
+				part = append(part, b.judgment(s, int(v)))
+			}
 		}
 		// Duplicates: sort by doc (stable, so the first occurrence leads).
 		slices.SortStableFunc(part, func(a, b judgment) int { return strings.Compare(a.doc, b.doc) })
@@ -293,10 +450,10 @@ func (l *goldLoader) build(file string) error {
 			if i > 0 && j.doc == kept[len(kept)-1].doc {
 				prev := kept[len(kept)-1]
 				if j.grade != prev.grade {
-					errs.Add(posError(file, j.pos, "", fmt.Errorf("%w: query %q doc %q has grade %d here and %d at %s",
+					p.errs.Add(posError(file, j.pos, "", fmt.Errorf("%w: query %q doc %q has grade %d here and %d at %s",
 						schema.ErrDuplicate, q.id, j.doc, j.grade, prev.grade, posString(prev.pos))))
 				} else {
-					g.IdenticalDuplicates++
+					p.duplicates++
 				}
 				continue
 			}
@@ -309,14 +466,16 @@ func (l *goldLoader) build(file string) error {
 			}
 			return strings.Compare(a.doc, b.doc)
 		})
-		q.start = int32(len(g.grades))
+		q.start = int32(j0 + p.nj)
 		hasher.Reset()
 		hasher.WriteString(q.id)
 		hasher.Write([]byte{0})
 		for _, j := range kept {
-			g.docData = append(g.docData, j.doc...)
-			g.docOff = append(g.docOff, uint32(len(g.docData)))
-			g.grades = append(g.grades, j.grade)
+			copy(g.docData[d0+p.nd:], j.doc)
+			p.nd += len(j.doc)
+			g.grades[j0+p.nj] = j.grade
+			p.nj++
+			g.docOff[j0+p.nj] = uint32(d0 + p.nd)
 			hasher.WriteString(j.doc)
 			gb[1], gb[2], gb[3], gb[4] = byte(j.grade>>24), byte(j.grade>>16), byte(j.grade>>8), byte(j.grade)
 			hasher.Write(gb[:])
@@ -325,18 +484,67 @@ func (l *goldLoader) build(file string) error {
 			hasher.WriteString(t)
 			hasher.Write([]byte{1})
 		}
-		q.end = int32(len(g.grades))
-		h := hasher.Sum128()
-		lo, c := addCarry(sum[0], h.Lo)
-		sum[0] = lo
-		sum[1] += h.Hi + c
+		q.end = int32(j0 + p.nj)
+		p.sum = add128(p.sum, hash128(hasher))
 	}
-	if err := errs.Err(); err != nil {
-		return err
+}
+
+func hash128(h *xxh3.Hasher) [2]uint64 {
+	s := h.Sum128()
+	return [2]uint64{s.Lo, s.Hi}
+}
+
+// compact closes the gaps the dropped duplicates left after each part, in
+// order (a part moves only to lower positions).
+func (g *Gold) compact(parts []*goldPart) {
+	nj, nd := 0, 0
+	for _, p := range parts {
+		if nj != p.baseJ {
+			copy(g.grades[nj:], g.grades[p.baseJ:p.baseJ+p.nj])
+			copy(g.docData[nd:], g.docData[p.baseD:p.baseD+p.nd])
+			shift := uint32(p.baseD - nd)
+			for k := 1; k <= p.nj; k++ {
+				g.docOff[nj+k] = g.docOff[p.baseJ+k] - shift
+			}
+			for qi := p.qlo; qi < p.qhi; qi++ {
+				g.queries[qi].start -= int32(p.baseJ - nj)
+				g.queries[qi].end -= int32(p.baseJ - nj)
+			}
+		}
+		nj += p.nj
+		nd += p.nd
 	}
-	g.Judgments = int64(len(g.grades))
-	putUint128(g.digest[:], sum)
-	return nil
+	g.grades = g.grades[:nj]
+	g.docOff = g.docOff[:nj+1]
+	g.docData = g.docData[:nd]
+}
+
+// parallel runs fn(0..n-1) on GOMAXPROCS goroutines and waits for them;
+// it stops handing out work when ctx is done and returns ctx's error.
+func parallel(ctx context.Context, n int, fn func(i int)) error {
+	return parallelW(ctx, n, runtime.GOMAXPROCS(0), func(_, i int) { fn(i) })
+}
+
+// parallelW is parallel on nw goroutines, telling fn which one (in
+// [0,nw)) runs it.
+func parallelW(ctx context.Context, n, nw int, fn func(w, i int)) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < min(n, nw); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(w, i)
+			}
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
 }
 
 func addCarry(a, b uint64) (uint64, uint64) {

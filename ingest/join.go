@@ -788,12 +788,26 @@ func (b *builder) collect(u *Unit, gr group) error {
 	if positional {
 		return nil // list order is the ranking
 	}
-	cmpFn := compareByScore
 	if b.j.cfg.RankBy == RankByRank {
-		cmpFn = compareByRank
-	}
-	if !slices.IsSortedFunc(b.entries, cmpFn) {
-		slices.SortFunc(b.entries, cmpFn)
+		if !slices.IsSortedFunc(b.entries, compareByRank) {
+			slices.SortFunc(b.entries, compareByRank)
+		}
+	} else if !sortedByScore(b.entries) {
+		slices.SortFunc(b.entries, compareByScore)
 	}
 	return nil
+}
+
+// sortedByScore is slices.IsSortedFunc(es, compareByScore) with the common
+// case, a score below the one before, decided inline.
+func sortedByScore(es []entry) bool {
+	for i := 1; i < len(es); i++ {
+		if es[i].score < es[i-1].score {
+			continue
+		}
+		if compareByScore(es[i], es[i-1]) < 0 {
+			return false
+		}
+	}
+	return true
 }
