@@ -925,7 +925,7 @@ func newIPCFileSource(f *os.File, size int64, opts Options) (recordSource, error
 	var ra ipc.ReadAtSeeker = f
 	mm, err := mapFile(f, size)
 	if err == nil && mm != nil {
-		ra = bytes.NewReader(mm)
+		ra = mappedReader{bytes.NewReader(mm), mm}
 	}
 	r, err := ipc.NewFileReader(ra, ipc.WithAllocator(opts.Allocator))
 	if err != nil {
@@ -934,6 +934,14 @@ func newIPCFileSource(f *os.File, size int64, opts Options) (recordSource, error
 	}
 	return &ipcFileSource{f: f, mm: mm, r: r}, nil
 }
+
+// mappedReader reads a mapped file, through the mapping's ReadAt.
+type mappedReader struct {
+	*bytes.Reader
+	m mapping
+}
+
+func (r mappedReader) ReadAt(p []byte, off int64) (int, error) { return r.m.ReadAt(p, off) }
 
 func (s *ipcFileSource) schema() *arrow.Schema { return s.r.Schema() }
 

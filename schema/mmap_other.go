@@ -2,7 +2,10 @@
 
 package schema
 
-import "os"
+import (
+	"io"
+	"os"
+)
 
 // mapping is a read-only memory map of a file; this platform reads files
 // instead.
@@ -11,3 +14,14 @@ type mapping []byte
 func mapFile(*os.File, int64) (mapping, error) { return nil, nil }
 
 func (m mapping) unmap() error { return nil }
+
+func (m mapping) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off >= int64(len(m)) {
+		return 0, io.EOF
+	}
+	n := copy(p, m[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}

@@ -3,6 +3,7 @@
 package schema
 
 import (
+	"io"
 	"os"
 	"syscall"
 )
@@ -28,4 +29,28 @@ func (m mapping) unmap() error {
 		return nil
 	}
 	return syscall.Munmap(m)
+}
+
+// ReadAt copies from the mapping, then drops the whole pages it copied
+// from the process (they stay in the page cache): the Arrow reader copies
+// every buffer it reads, so a page is needed once, and a mapped file must
+// not count in the process's resident memory as it is read.
+func (m mapping) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, os.ErrInvalid
+	}
+	if off >= int64(len(m)) {
+		return 0, io.EOF
+	}
+	n := copy(p, m[off:])
+	page := int64(os.Getpagesize())
+	lo := (off + page - 1) / page * page
+	hi := (off + int64(n)) / page * page
+	if hi-lo >= 16*page {
+		_ = syscall.Madvise(m[lo:hi], syscall.MADV_DONTNEED) // advice: nothing to do when refused
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
 }
