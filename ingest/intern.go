@@ -40,7 +40,12 @@ func (t *internTable) reset(n int) {
 // lookupOrInsert returns the id of key, inserting it with id next when it
 // is new; found reports whether it was there.
 func (t *internTable) lookupOrInsert(key string, next uint32) (id uint32, found bool) {
-	h := xxh3.HashString(key)
+	return t.lookupOrInsertHash(key, xxh3.HashString(key), next)
+}
+
+// lookupOrInsertHash is lookupOrInsert for a key whose xxh3 hash h the
+// caller has.
+func (t *internTable) lookupOrInsertHash(key string, h uint64, next uint32) (id uint32, found bool) {
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		s := &t.slots[i]
 		if s.gen != t.gen {

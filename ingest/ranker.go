@@ -58,7 +58,8 @@ func (r *Ranker) Rank(queryID string, judged, docs []string, depth int) Ranking 
 		// A repeat of a judged doc is one already placed; a repeat of
 		// another doc is found with an id ≥ nJudged (ids are handed out in
 		// ranking order).
-		id, found := r.table.lookupOrInsert(d, next)
+		h := xxh3.HashString(d) // picks the slot and goes into the digest
+		id, found := r.table.lookupOrInsertHash(d, h, next)
 		if !found {
 			next++
 		} else if id >= uint32(nJudged) || r.isRanked(id) {
@@ -72,7 +73,7 @@ func (r *Ranker) Rank(queryID string, judged, docs []string, depth int) Ranking 
 		}
 		r.ids = append(r.ids, id)
 		r.kept = append(r.kept, int32(i))
-		r.hashes = binary.LittleEndian.AppendUint64(r.hashes, xxh3.HashString(d))
+		r.hashes = binary.LittleEndian.AppendUint64(r.hashes, h)
 	}
 	clear(r.ranked)
 	h := xxh3.Hash128(r.hashes)
