@@ -1005,15 +1005,18 @@ func (s *ipcStreamSource) close() error {
 	return s.f.Close()
 }
 
-// parquetSource reads a Parquet file through pqarrow. Its row groups are
-// its units; the query_id column is read as a dictionary (see
-// copyDictStrings).
+// parquetSource reads a Parquet file: its row groups are its units, read
+// by a flatPlan when the file has flat columns only, else through pqarrow
+// with the query_id column read as a dictionary (see copyDictStrings).
 type parquetSource struct {
 	f  *os.File
 	pf *file.Reader
 	fr *pqarrow.FileReader
 	rr pqarrow.RecordReader // for next, opened at its first call
 	sc *arrow.Schema
+	// flat, when the file has only flat columns, reads row groups without
+	// pqarrow.
+	flat *flatPlan
 }
 
 func newParquetSource(f *os.File, opts Options) (recordSource, error) {
@@ -1044,7 +1047,7 @@ func newParquetSource(f *os.File, opts Options) (recordSource, error) {
 		pf.Close()
 		return nil, err
 	}
-	return &parquetSource{f: f, pf: pf, fr: fr, sc: sc}, nil
+	return &parquetSource{f: f, pf: pf, fr: fr, sc: sc, flat: newFlatPlan(pf)}, nil
 }
 
 // dictionaryColumn returns the leaf index of a top-level string query_id
@@ -1067,6 +1070,9 @@ func dictionaryColumn(pf *file.Reader) int {
 func (s *parquetSource) numUnits() int { return s.pf.NumRowGroups() }
 
 func (s *parquetSource) readUnit(ctx context.Context, g int) ([]arrow.Record, error) {
+	if s.flat != nil {
+		return s.flat.readRowGroup(g)
+	}
 	rr, err := s.fr.GetRecordReader(ctx, nil, []int{g})
 	if err != nil {
 		return nil, err
