@@ -1020,7 +1020,12 @@ type parquetSource struct {
 }
 
 func newParquetSource(f *os.File, opts Options) (recordSource, error) {
-	pf, err := file.NewParquetReader(f)
+	// Stream column chunks through a buffer rather than reading each one
+	// whole into a new allocation.
+	props := parquet.NewReaderProperties(opts.Allocator)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = 1 << 20
+	pf, err := file.NewParquetReader(f, file.WithReadProps(props))
 	if err != nil {
 		return nil, err
 	}
@@ -1032,11 +1037,11 @@ func newParquetSource(f *os.File, opts Options) (recordSource, error) {
 		pf.Close()
 		return nil, err
 	}
-	props := pqarrow.ArrowReadProperties{BatchSize: 128 << 10}
+	arrowProps := pqarrow.ArrowReadProperties{BatchSize: 128 << 10}
 	if c := dictionaryColumn(pf); c >= 0 {
-		props.SetReadDict(c, true)
+		arrowProps.SetReadDict(c, true)
 	}
-	fr, err := pqarrow.NewFileReader(pf, props, opts.Allocator)
+	fr, err := pqarrow.NewFileReader(pf, arrowProps, opts.Allocator)
 	if err != nil {
 		pf.Close()
 		return nil, err
