@@ -911,14 +911,13 @@ func containsByte(s string, c byte) bool {
 }
 
 // ipcFileSource reads an Arrow IPC file, memory-mapped when the platform
-// allows: the Arrow reader then copies each buffer once, from the page
+// allows: the Arrow reader then copies its buffers straight from the page
 // cache, with no read calls. Its record batches are its units.
 type ipcFileSource struct {
-	f    *os.File
-	mm   mapping
-	r    *ipc.FileReader
-	i    int
-	recs []arrow.Record // records read by next, released at the next call
+	f  *os.File
+	mm mapping
+	r  *ipc.FileReader
+	i  int
 }
 
 func newIPCFileSource(f *os.File, size int64, opts Options) (recordSource, error) {
