@@ -108,8 +108,11 @@ func (p *flatPlan) readRowGroup(g int) ([]arrow.Record, error) {
 // readFlatColumn reads the next n values of a flat column; strings are
 // expected to take about bytes bytes.
 func readFlatColumn(cr file.ColumnChunkReader, t arrow.DataType, n, bytes int, def []int16, scratch *[]parquet.ByteArray) (arrow.Array, error) {
-	valid := make([]bool, 0, n)
 	nullable := cr.Descriptor().MaxDefinitionLevel() > 0
+	var valid []bool
+	if nullable {
+		valid = make([]bool, 0, n)
+	}
 	// levels notes the validity of the rows of one batch of levels.
 	levels := func(total int64) {
 		if nullable {
