@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow/go/v16/arrow"
 	"github.com/apache/arrow/go/v16/arrow/array"
 	"github.com/apache/arrow/go/v16/arrow/ipc"
+	"github.com/apache/arrow/go/v16/arrow/memory"
 	"github.com/apache/arrow/go/v16/parquet"
 	"github.com/apache/arrow/go/v16/parquet/file"
 	"github.com/apache/arrow/go/v16/parquet/pqarrow"
@@ -918,6 +919,10 @@ type ipcFileSource struct {
 	mm mapping
 	r  *ipc.FileReader
 	i  int
+	// mapped, when the file is mapped and has no dictionaries, decodes
+	// batches from views of the mapping.
+	mapped *mappedBatches
+	mem    memory.Allocator
 }
 
 func newIPCFileSource(f *os.File, size int64, opts Options) (recordSource, error) {
@@ -931,7 +936,7 @@ func newIPCFileSource(f *os.File, size int64, opts Options) (recordSource, error
 		mm.unmap()
 		return nil, err
 	}
-	return &ipcFileSource{f: f, mm: mm, r: r}, nil
+	return &ipcFileSource{f: f, mm: mm, r: r, mapped: newMappedBatches(mm, r.Schema()), mem: opts.Allocator}, nil
 }
 
 // mappedReader reads a mapped file, through the mapping's ReadAt.
@@ -947,6 +952,13 @@ func (s *ipcFileSource) schema() *arrow.Schema { return s.r.Schema() }
 func (s *ipcFileSource) numUnits() int { return s.r.NumRecords() }
 
 func (s *ipcFileSource) readUnit(_ context.Context, i int) ([]arrow.Record, error) {
+	if s.mapped != nil && len(s.mapped.blocks) == s.r.NumRecords() {
+		rec, err := s.mapped.record(i, s.mem)
+		if err != nil {
+			return nil, err
+		}
+		return []arrow.Record{rec}, nil
+	}
 	rec, err := s.r.RecordAt(i)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow/go/v16/arrow/array"
 	"github.com/apache/arrow/go/v16/arrow/memory"
 	"github.com/apache/arrow/go/v16/parquet/file"
 )
@@ -125,5 +126,53 @@ func TestParquetRowGroupsEndAtQueries(t *testing.T) {
 	// 4 rows a query, at least 6 a group: 8, 8, 8, 8, 4.
 	if fmt.Sprint(sizes) != "[8 8 8 8 4]" {
 		t.Errorf("row groups of %v rows, want [8 8 8 8 4]", sizes)
+	}
+}
+
+// TestMappedBatchesMatchFileReader decodes every batch of an Arrow IPC
+// file from views of its mapping and through the Arrow file reader: the
+// records must be equal.
+func TestMappedBatchesMatchFileReader(t *testing.T) {
+	var batches []string
+	for i := 0; i < 5; i++ {
+		batches = append(batches, runRows(4*i, 4*i+4, 3, 12*i+1, 0))
+	}
+	recs := recordsFromJSON(t, memory.NewGoAllocator(), RunLong(), batches...)
+	defer release(recs)
+	p := writeColumnar(t, t.TempDir(), "run.arrow", FormatArrow, RunLong(), recs)
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := newIPCFileSource(f, info.Size(), Options{Allocator: memory.DefaultAllocator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := src.(*ipcFileSource)
+	defer s.close()
+	if s.mapped == nil {
+		t.Skip("file not mapped on this platform")
+	}
+	if len(s.mapped.blocks) != s.r.NumRecords() {
+		t.Fatalf("%d mapped blocks, %d records", len(s.mapped.blocks), s.r.NumRecords())
+	}
+	for i := 0; i < s.r.NumRecords(); i++ {
+		got, err := s.mapped.record(i, memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := s.r.RecordAt(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !array.RecordEqual(got, want) {
+			t.Errorf("batch %d: %v, want %v", i, got, want)
+		}
+		got.Release()
+		want.Release()
 	}
 }

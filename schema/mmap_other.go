@@ -15,6 +15,8 @@ func mapFile(*os.File, int64) (mapping, error) { return nil, nil }
 
 func (m mapping) unmap() error { return nil }
 
+func (m mapping) drop([]byte) {}
+
 func (m mapping) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 || off >= int64(len(m)) {
 		return 0, io.EOF

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"syscall"
+	"unsafe"
 )
 
 // mapping is a read-only memory map of a file (nil: none).
@@ -22,6 +23,21 @@ func mapFile(f *os.File, size int64) (mapping, error) {
 		return nil, err
 	}
 	return mapping(b), nil
+}
+
+// drop drops the whole pages of b, a part of m, from the process (they
+// stay in the page cache), when there are enough of them to matter.
+func (m mapping) drop(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	page := uintptr(os.Getpagesize())
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(m)))
+	lo := (start + page - 1) / page * page
+	hi := (start + uintptr(len(b))) / page * page
+	if hi > lo && hi-lo >= 16*page {
+		_ = syscall.Madvise(m[lo:hi], syscall.MADV_DONTNEED) // advice: nothing to do when refused
+	}
 }
 
 func (m mapping) unmap() error {
@@ -43,12 +59,7 @@ func (m mapping) ReadAt(p []byte, off int64) (int, error) {
 		return 0, io.EOF
 	}
 	n := copy(p, m[off:])
-	page := int64(os.Getpagesize())
-	lo := (off + page - 1) / page * page
-	hi := (off + int64(n)) / page * page
-	if hi-lo >= 16*page {
-		_ = syscall.Madvise(m[lo:hi], syscall.MADV_DONTNEED) // advice: nothing to do when refused
-	}
+	m.drop(m[off : off+int64(n)])
 	if n < len(p) {
 		return n, io.EOF
 	}
