@@ -936,7 +936,12 @@ func newIPCFileSource(f *os.File, size int64, opts Options) (recordSource, error
 		mm.unmap()
 		return nil, err
 	}
-	return &ipcFileSource{f: f, mm: mm, r: r, mapped: newMappedBatches(mm, r.Schema()), mem: opts.Allocator}, nil
+	mapped := newMappedBatches(mm, f, r.Schema())
+	// Reading the footer and the batches' metadata mapped pages (a fault
+	// maps a whole folio of the page cache, more than the bytes read):
+	// drop them, each batch's pages are mapped when it is decoded.
+	mm.drop(mm)
+	return &ipcFileSource{f: f, mm: mm, r: r, mapped: mapped, mem: opts.Allocator}, nil
 }
 
 // mappedReader reads a mapped file, through the mapping's ReadAt.

@@ -30,7 +30,7 @@ type message struct{ meta, body []byte }
 
 // newMappedBatches returns the batches of the mapped file mm, or nil when
 // the file does not suit (dictionaries, unexpected framing).
-func newMappedBatches(mm mapping, s *arrow.Schema) (b *mappedBatches) {
+func newMappedBatches(mm mapping, ra io.ReaderAt, s *arrow.Schema) (b *mappedBatches) {
 	if mm == nil || hasDictionary(s) {
 		return nil
 	}
@@ -41,13 +41,23 @@ func newMappedBatches(mm mapping, s *arrow.Schema) (b *mappedBatches) {
 	}()
 	size := int64(len(mm))
 	tail := int64(len(arrowMagic) + 4)
-	footerLen := int64(int32(binary.LittleEndian.Uint32(mm[size-tail:])))
-	footer := mm[size-tail-footerLen : size-tail]
+	var word [4]byte
+	if _, err := ra.ReadAt(word[:], size-tail); err != nil {
+		return nil
+	}
+	footerLen := int64(int32(binary.LittleEndian.Uint32(word[:])))
+	if footerLen <= 0 || footerLen > size-tail {
+		return nil
+	}
+	footer := make([]byte, footerLen)
+	if _, err := ra.ReadAt(footer, size-tail-footerLen); err != nil {
+		return nil
+	}
 	t, err := rootTable(footer)
 	if err != nil {
 		return nil
 	}
-	sch, err := frameAt(mm, 8, 0)
+	sch, err := frameAt(mm, ra, 8, 0)
 	if err != nil {
 		return nil
 	}
@@ -61,7 +71,7 @@ func newMappedBatches(mm mapping, s *arrow.Schema) (b *mappedBatches) {
 		off := int64(binary.LittleEndian.Uint64(footer[at:]))
 		metaLen := int64(int32(binary.LittleEndian.Uint32(footer[at+8:])))
 		bodyLen := int64(binary.LittleEndian.Uint64(footer[at+16:]))
-		m, err := frameAt(mm, off, metaLen)
+		m, err := frameAt(mm, ra, off, metaLen)
 		if err != nil || bodyLen > size-off-metaLen {
 			return nil
 		}
@@ -73,14 +83,20 @@ func newMappedBatches(mm mapping, s *arrow.Schema) (b *mappedBatches) {
 
 // frameAt returns the metadata of the framed message at off, metaLen
 // bytes with its prefix (0: as long as the prefix says).
-func frameAt(mm mapping, off, metaLen int64) (message, error) {
+func frameAt(mm mapping, ra io.ReaderAt, off, metaLen int64) (message, error) {
 	size := int64(len(mm))
 	if off < 0 || off+8 > size {
 		return message{}, ErrIPCFraming
 	}
+	// Read the prefix through ra rather than the mapping: touching the
+	// mapping would map pages around it for the whole run.
+	var word [8]byte
+	if _, err := ra.ReadAt(word[:], off); err != nil {
+		return message{}, err
+	}
 	prefix := int64(8)
-	n := int64(int32(binary.LittleEndian.Uint32(mm[off+4:])))
-	if binary.LittleEndian.Uint32(mm[off:]) != ipcContinuation {
+	n := int64(int32(binary.LittleEndian.Uint32(word[4:])))
+	if binary.LittleEndian.Uint32(word[:4]) != ipcContinuation {
 		return message{}, ErrIPCFraming // pre-0.15 framing: leave it to the Arrow reader
 	}
 	if metaLen == 0 {
@@ -89,11 +105,8 @@ func frameAt(mm mapping, off, metaLen int64) (message, error) {
 	if n < 0 || metaLen < prefix || n > metaLen-prefix || metaLen > size-off {
 		return message{}, ErrIPCFraming
 	}
-	m := message{meta: mm[off+prefix : off+metaLen]}
-	if _, err := checkMessage(m.meta); err != nil {
-		return message{}, err
-	}
-	return m, nil
+	// CheckIPCFile has checked the message's metadata.
+	return message{meta: mm[off+prefix : off+metaLen]}, nil
 }
 
 func hasDictionary(s *arrow.Schema) bool {
