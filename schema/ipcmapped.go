@@ -99,13 +99,22 @@ func frameAt(mm mapping, ra io.ReaderAt, off, metaLen int64) (message, error) {
 	if binary.LittleEndian.Uint32(word[:4]) != ipcContinuation {
 		return message{}, ErrIPCFraming // pre-0.15 framing: leave it to the Arrow reader
 	}
-	if metaLen == 0 {
+	check := metaLen == 0 // CheckIPCFile checked the blocks, not this
+	if check {
 		metaLen = prefix + n
 	}
 	if n < 0 || metaLen < prefix || n > metaLen-prefix || metaLen > size-off {
 		return message{}, ErrIPCFraming
 	}
-	// CheckIPCFile has checked the message's metadata.
+	if check {
+		meta := make([]byte, metaLen-prefix)
+		if _, err := ra.ReadAt(meta, off+prefix); err != nil {
+			return message{}, err
+		}
+		if _, err := checkMessage(meta); err != nil {
+			return message{}, err
+		}
+	}
 	return message{meta: mm[off+prefix : off+metaLen]}, nil
 }
 
