@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow/go/v16/arrow"
 	"github.com/apache/arrow/go/v16/arrow/array"
 	"github.com/apache/arrow/go/v16/arrow/ipc"
+	"github.com/apache/arrow/go/v16/arrow/memory"
 	"github.com/apache/arrow/go/v16/parquet"
 	"github.com/apache/arrow/go/v16/parquet/file"
 	"github.com/apache/arrow/go/v16/parquet/pqarrow"
@@ -42,6 +43,11 @@ type columnarReader struct {
 	errs ErrorList
 	done bool
 
+	workers int
+	pipe    *pipeline
+	pending []normalized      // results of the current unit not yet handed out
+	orphan  chan []normalized // a unit's results abandoned by a cancelled Next
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -65,7 +71,7 @@ func openColumnar(_ context.Context, path string, role Role, format Format, opts
 			if err := CheckIPCFile(f, info.Size()); err != nil {
 				return err
 			}
-			src, err = newIPCFileSource(f, opts)
+			src, err = newIPCFileSource(f, info.Size(), opts)
 		case FormatArrowStream:
 			if err := CheckIPCStream(f, info.Size()); err != nil {
 				return err
@@ -84,7 +90,7 @@ func openColumnar(_ context.Context, path string, role Role, format Format, opts
 		src.close()
 		return nil, err
 	}
-	r := &columnarReader{file: path, role: role, src: src, row: 1}
+	r := &columnarReader{file: path, role: role, src: src, row: 1, workers: opts.Parallelism}
 	r.errs.Limit = opts.MaxErrors
 	return r, nil
 }
@@ -163,55 +169,50 @@ func checkRole(path string, s *arrow.Schema, role Role) error {
 }
 
 func (r *columnarReader) Next(ctx context.Context) (*Batch, error) {
+	if r.pipe == nil && !r.done {
+		r.startPipeline(max(r.workers, 1))
+	}
 	for !r.done {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		var rec arrow.Record
-		err := protect(func() error {
-			var err error
-			rec, err = r.src.next()
-			return err
-		})
-		if err == io.EOF {
+		res, ok, err := r.nextNormalized(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
 			r.done = true
 			break
 		}
-		if err != nil {
+		if res.readErr != nil {
 			r.done = true
-			r.errs.Add(&InputError{File: r.file, Row: r.row, Err: fmt.Errorf("%w: %v", ErrCorrupt, err)})
+			r.errs.Add(&InputError{File: r.file, Row: r.row, Err: fmt.Errorf("%w: %v", ErrCorrupt, res.readErr)})
 			break
 		}
 		first := r.row
-		r.row += rec.NumRows()
-		if rec.NumRows() == 0 {
+		r.row += res.rows
+		if res.rows == 0 {
 			continue
 		}
-		var out arrow.Record
-		var list ErrorList
-		if err := protect(func() error {
-			var err error
-			out, err = r.normalize(rec, first, &list)
-			return err
-		}); err != nil {
+		if res.err == nil && r.form != FormUnknown && res.form != r.form {
+			res.release()
+			res.err = fmt.Errorf("%w: record holds %s rows after %s rows", ErrCorrupt, res.form, r.form)
+		}
+		if res.err != nil {
 			r.done = true
-			// A missing column or a column of the wrong type is a problem
-			// of the file's schema, not corruption: keep its kind.
-			if !errors.Is(err, ErrMissingColumn) && !errors.Is(err, ErrTypeMismatch) {
-				err = fmt.Errorf("%w: %v", ErrCorrupt, err)
-			}
-			r.errs.Add(&InputError{File: r.file, Row: first, Err: err})
+			r.errs.Add(&InputError{File: r.file, Row: first, Err: res.err})
 			break
 		}
-		r.errs.Merge(&list)
+		r.form = res.form
+		res.errs.rebase(first)
+		r.errs.Merge(&res.errs)
 		if r.errs.Len() > 0 {
-			if out != nil {
-				out.Release()
-			}
+			res.release()
 			continue
 		}
-		return &Batch{Record: out, Form: r.form, File: r.file, FirstRow: first}, nil
+		return &Batch{Record: res.out, Form: r.form, File: r.file, FirstRow: first}, nil
 	}
+	r.stopPipeline()
 	if err := r.errs.Err(); err != nil {
 		return nil, err
 	}
@@ -219,7 +220,10 @@ func (r *columnarReader) Next(ctx context.Context) (*Batch, error) {
 }
 
 func (r *columnarReader) Close() error {
-	r.closeOnce.Do(func() { r.closeErr = r.src.close() })
+	r.closeOnce.Do(func() {
+		r.stopPipeline()
+		r.closeErr = r.src.close()
+	})
 	return r.closeErr
 }
 
@@ -235,86 +239,111 @@ func column(rec arrow.Record, names ...string) (int, arrow.Array) {
 
 // normalize converts a record of the file into the canonical schema of its
 // form, validating every value.
-func (r *columnarReader) normalize(rec arrow.Record, first int64, errs *ErrorList) (arrow.Record, error) {
-	at := func(i int, field string, err error) {
-		errs.Add(&InputError{File: r.file, Row: first + int64(i), Field: field, Err: err})
-	}
+func (r *columnarReader) normalize(rec arrow.Record, first int64, errs *ErrorList) (arrow.Record, Form, error) {
 	for i, c := range rec.Columns() {
 		if err := checkLengths(c.Data(), 0); err != nil {
-			return nil, fmt.Errorf("column %s: %v", rec.ColumnName(i), err)
+			return nil, FormUnknown, fmt.Errorf("column %s: %v", rec.ColumnName(i), err)
 		}
 	}
+	form, err := recordForm(rec, r.role)
+	if err != nil {
+		return nil, form, err
+	}
+	out, err := normalizeAs(r.file, form, rec, first, errs)
+	return out, form, err
+}
+
+// recordForm tells the form of a record read as role from its columns.
+func recordForm(rec arrow.Record, role Role) (Form, error) {
 	_, qcol := column(rec, FieldQueryID, "qid")
 	if qcol == nil {
-		return nil, missingColumns(rec, FieldQueryID)
+		return FormUnknown, missingColumns(rec, FieldQueryID)
 	}
 	_, docList := column(rec, FieldDocIDs)
 	_, docCol := column(rec, FieldDocID)
-	form := FormUnknown
 	switch {
-	case r.role == RoleGold && docList != nil:
-		form = FormGoldList
-	case r.role == RoleGold && docCol != nil:
-		form = FormGoldLong
-	case r.role == RoleRun && docList != nil:
-		form = FormRunList
-	case r.role == RoleRun && docCol != nil:
-		form = FormRunLong
-	default:
-		return nil, missingColumns(rec, FieldDocID+" or "+FieldDocIDs)
+	case role == RoleGold && docList != nil:
+		return FormGoldList, nil
+	case role == RoleGold && docCol != nil:
+		return FormGoldLong, nil
+	case role == RoleRun && docList != nil:
+		return FormRunList, nil
+	case role == RoleRun && docCol != nil:
+		return FormRunLong, nil
 	}
-	if r.form == FormUnknown {
-		r.form = form
-	} else if r.form != form {
-		return nil, fmt.Errorf("record holds %s rows after %s rows", form, r.form)
+	return FormUnknown, missingColumns(rec, FieldDocID+" or "+FieldDocIDs)
+}
+
+// normalizeAs converts a record of file, of the given form, into the
+// canonical schema of its form, validating every value. Columns that
+// already have their canonical type and valid values are taken as they
+// are, not copied.
+func normalizeAs(file string, form Form, rec arrow.Record, first int64, errs *ErrorList) (out arrow.Record, err error) {
+	at := func(i int, field string, err error) {
+		errs.Add(&InputError{File: file, Row: first + int64(i), Field: field, Err: err})
 	}
+	out, held, err := buildCanonical(form, rec, at, errs)
+	if out == nil {
+		for _, a := range held {
+			a.Release()
+		}
+	}
+	return out, err
+}
+
+// buildCanonical does the work of normalizeAs. It returns the columns it
+// holds references to, for normalizeAs to release when it builds no
+// record.
+func buildCanonical(form Form, rec arrow.Record, at func(int, string, error), errs *ErrorList) (out arrow.Record, held []arrow.Array, err error) {
+	_, qcol := column(rec, FieldQueryID, "qid")
+	_, docList := column(rec, FieldDocIDs)
+	_, docCol := column(rec, FieldDocID)
 	n := int(rec.NumRows())
 	qids, err := copyStrings(qcol, FieldQueryID, n, at)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	held = append(held, qids)
 	switch form {
 	case FormGoldLong:
 		docs, err := copyStrings(docCol, FieldDocID, n, at)
 		if err != nil {
-			return nil, err
+			return nil, held, err
 		}
+		held = append(held, docs)
 		_, gcol := column(rec, FieldGrade, "relevance", "rel")
 		if gcol == nil {
-			return nil, missingColumns(rec, FieldGrade)
+			return nil, held, missingColumns(rec, FieldGrade)
 		}
 		grades, _, err := copyInts(gcol, FieldGrade, false, at)
 		if err != nil {
-			return nil, err
+			return nil, held, err
 		}
-		return NewRecord(GoldLong(), []arrow.Array{qids, docs, Int32Array(grades, nil)}, n), nil
+		return NewRecord(GoldLong(), []arrow.Array{qids, docs, Int32Array(grades, nil)}, n), nil, nil
 	case FormRunLong:
 		docs, err := copyStrings(docCol, FieldDocID, n, at)
 		if err != nil {
-			return nil, err
+			return nil, held, err
 		}
+		held = append(held, docs)
 		_, scol := column(rec, FieldScore)
 		if scol == nil {
-			return nil, missingColumns(rec, FieldScore)
+			return nil, held, missingColumns(rec, FieldScore)
 		}
-		scores, err := copyScores(scol, FieldScore, at)
+		scores, err := scoreColumn(scol, FieldScore, at)
 		if err != nil {
-			return nil, err
+			return nil, held, err
 		}
-		ranks := make([]int32, n)
-		var valid []bool
-		if _, rcol := column(rec, FieldRank); rcol != nil {
-			if ranks, valid, err = copyInts(rcol, FieldRank, true, at); err != nil {
-				return nil, err
-			}
-		} else {
-			valid = make([]bool, n)
+		held = append(held, scores)
+		ranks, err := rankColumn(rec, n, at)
+		if err != nil {
+			return nil, held, err
 		}
-		return NewRecord(RunLong(), []arrow.Array{qids, docs, Float64Array(scores), Int32Array(ranks, valid)}, n), nil
+		return NewRecord(RunLong(), []arrow.Array{qids, docs, scores, ranks}, n), nil, nil
 	case FormGoldList:
 		offs, docs, err := copyStringList(docList, FieldDocIDs, at)
 		if err != nil {
-			return nil, err
+			return nil, held, err
 		}
 		_, glist := column(rec, FieldGrades)
 		var grades []int32
@@ -326,7 +355,7 @@ func (r *columnarReader) normalize(rec arrow.Record, first int64, errs *ErrorLis
 		} else {
 			gl, ok := glist.(array.ListLike)
 			if !ok {
-				return nil, fmt.Errorf("column %s: %w: want list<int>, got %s", FieldGrades, ErrTypeMismatch, glist.DataType())
+				return nil, held, fmt.Errorf("column %s: %w: want list<int>, got %s", FieldGrades, ErrTypeMismatch, glist.DataType())
 			}
 			for i := 0; i < n; i++ {
 				s, e := gl.ValueOffsets(i)
@@ -335,11 +364,11 @@ func (r *columnarReader) normalize(rec arrow.Record, first int64, errs *ErrorLis
 				}
 			}
 			if errs.Len() > 0 {
-				return nil, nil
+				return nil, held, nil
 			}
 			vals, _, err := copyInts(flatValues(gl), FieldGrades, false, listAt(gl, at))
 			if err != nil {
-				return nil, err
+				return nil, held, err
 			}
 			for i := 0; i < n; i++ {
 				s, e := gl.ValueOffsets(i)
@@ -349,7 +378,7 @@ func (r *columnarReader) normalize(rec arrow.Record, first int64, errs *ErrorLis
 		var query arrow.Array
 		if _, qt := column(rec, FieldQuery); qt != nil {
 			if query, err = copyNullableStrings(qt, FieldQuery, at); err != nil {
-				return nil, err
+				return nil, held, err
 			}
 		} else {
 			valid := make([]bool, n)
@@ -357,18 +386,18 @@ func (r *columnarReader) normalize(rec arrow.Record, first int64, errs *ErrorLis
 		}
 		tags, err := copyTags(rec, n, at)
 		if err != nil {
-			return nil, err
+			return nil, held, err
 		}
 		if errs.Len() > 0 {
 			query.Release()
 			tags.Release()
-			return nil, nil
+			return nil, held, nil
 		}
-		return NewRecord(GoldList(), []arrow.Array{qids, query, ListArray(offs, docs, nil), ListArray(offs, Int32Array(grades, nil), nil), tags}, n), nil
+		return NewRecord(GoldList(), []arrow.Array{qids, query, ListArray(offs, docs, nil), ListArray(offs, Int32Array(grades, nil), nil), tags}, n), nil, nil
 	case FormRunList:
 		offs, docs, err := copyStringList(docList, FieldDocIDs, at)
 		if err != nil {
-			return nil, err
+			return nil, held, err
 		}
 		scoreOff := make([]int32, 1, n+1)
 		var scores []float64
@@ -376,11 +405,11 @@ func (r *columnarReader) normalize(rec arrow.Record, first int64, errs *ErrorLis
 		if _, sl := column(rec, FieldScores); sl != nil {
 			ll, ok := sl.(array.ListLike)
 			if !ok {
-				return nil, fmt.Errorf("column %s: %w: want list<float>, got %s", FieldScores, ErrTypeMismatch, sl.DataType())
+				return nil, held, fmt.Errorf("column %s: %w: want list<float>, got %s", FieldScores, ErrTypeMismatch, sl.DataType())
 			}
 			vals, err := copyScores(flatValues(ll), FieldScores, listAt(ll, at))
 			if err != nil {
-				return nil, err
+				return nil, held, err
 			}
 			valid = make([]bool, n)
 			for i := 0; i < n; i++ {
@@ -402,11 +431,11 @@ func (r *columnarReader) normalize(rec arrow.Record, first int64, errs *ErrorLis
 			}
 		}
 		if errs.Len() > 0 {
-			return nil, nil
+			return nil, held, nil
 		}
-		return NewRecord(RunList(), []arrow.Array{qids, ListArray(offs, docs, nil), ListArray(scoreOff, Float64Array(scores), valid)}, n), nil
+		return NewRecord(RunList(), []arrow.Array{qids, ListArray(offs, docs, nil), ListArray(scoreOff, Float64Array(scores), valid)}, n), nil, nil
 	}
-	return nil, errors.New("unreachable")
+	return nil, held, errors.New("unreachable")
 }
 
 // checkLengths checks that the fixed-width buffers (values, offsets,
@@ -506,7 +535,141 @@ func checkID(s string) error {
 	return nil
 }
 
+// copyStrings returns the id column a as a utf8 array, reporting nulls,
+// empty ids and invalid UTF-8 through at. A utf8 column whose ids are all
+// valid is returned as it is (with a reference taken), its bytes checked
+// as one buffer; a dictionary column has each dictionary entry checked
+// once. Other columns are copied value by value.
 func copyStrings(a arrow.Array, name string, n int, at func(int, string, error)) (*array.String, error) {
+	switch c := a.(type) {
+	case *array.String:
+		if c.Len() == n && idsValid(c) {
+			c.Retain()
+			return c, nil
+		}
+	case *array.Dictionary:
+		if out, ok := copyDictStrings(c, name, n, at); ok {
+			return out, nil
+		}
+	}
+	return copyStringsSlow(a, name, n, at)
+}
+
+// idsValid reports whether every value of c is a non-null, non-empty,
+// valid UTF-8 string. It validates the bytes the values cover as one
+// buffer: when that is valid UTF-8 and every value starts on a character
+// boundary (not on a continuation byte), every value is valid UTF-8.
+func idsValid(c *array.String) bool {
+	n := c.Len()
+	if n == 0 {
+		return true
+	}
+	if c.NullN() != 0 || CheckStringOffsets(c) != nil {
+		return false
+	}
+	buf := c.Data().Buffers()[2]
+	if buf == nil {
+		return false // every value empty
+	}
+	data := buf.Bytes()
+	off := c.ValueOffsets()
+	for i := 0; i < n; i++ {
+		s := off[i]
+		if off[i+1] == s || data[s]&0xC0 == 0x80 {
+			return false
+		}
+	}
+	return utf8.Valid(data[off[0]:off[n]])
+}
+
+// copyDictStrings copies a dictionary<utf8> column with int32 indices (as
+// Parquet readers return dictionary-encoded columns) into a utf8 array,
+// checking each dictionary entry once rather than every row. ok is false
+// for other dictionaries.
+func copyDictStrings(c *array.Dictionary, name string, n int, at func(int, string, error)) (out *array.String, ok bool) {
+	dict, ok1 := c.Dictionary().(*array.String)
+	idx, ok2 := c.Indices().(*array.Int32)
+	if !ok1 || !ok2 || c.Len() != n || CheckStringOffsets(dict) != nil {
+		return nil, false
+	}
+	bad := make([]error, dict.Len())
+	for j := range bad {
+		if dict.IsNull(j) {
+			bad[j] = ErrNull
+		} else {
+			bad[j] = checkID(dict.Value(j))
+		}
+	}
+	ids := idx.Int32Values()
+	if len(ids) != n {
+		return nil, false
+	}
+	size := 0
+	for _, j := range ids {
+		if j < 0 || int(j) >= len(bad) {
+			return nil, false // the slow path reports it
+		}
+		size += dict.ValueLen(int(j))
+	}
+	b := NewStrings(n, size)
+	nulls := c.NullN() != 0
+	for i, j := range ids {
+		if nulls && c.IsNull(i) {
+			at(i, name, ErrNull)
+			b.Append("")
+			continue
+		}
+		if bad[j] != nil {
+			at(i, name, bad[j])
+		}
+		b.Append(dict.Value(int(j)))
+	}
+	return b.Array(), true
+}
+
+// scoreColumn returns the score column a as float64 values, reporting
+// nulls and values that are not finite through at. A float64 column
+// without either is returned as it is (with a reference taken).
+func scoreColumn(a arrow.Array, name string, at func(int, string, error)) (arrow.Array, error) {
+	if c, ok := a.(*array.Float64); ok && c.NullN() == 0 && allFinite(c.Float64Values()) {
+		c.Retain()
+		return c, nil
+	}
+	scores, err := copyScores(a, name, at)
+	if err != nil {
+		return nil, err
+	}
+	return Float64Array(scores), nil
+}
+
+func allFinite(v []float64) bool {
+	for _, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// rankColumn returns the nullable rank column of a run in the long form:
+// the file's rank column (taken as it is when it is int32), or all null.
+func rankColumn(rec arrow.Record, n int, at func(int, string, error)) (arrow.Array, error) {
+	_, rcol := column(rec, FieldRank)
+	if rcol == nil {
+		return Int32Array(make([]int32, n), make([]bool, n)), nil
+	}
+	if c, ok := rcol.(*array.Int32); ok && c.Len() == n {
+		c.Retain()
+		return c, nil
+	}
+	ranks, valid, err := copyInts(rcol, FieldRank, true, at)
+	if err != nil {
+		return nil, err
+	}
+	return Int32Array(ranks, valid), nil
+}
+
+func copyStringsSlow(a arrow.Array, name string, n int, at func(int, string, error)) (*array.String, error) {
 	get, err := stringsOf(a, name)
 	if err != nil {
 		return nil, err
@@ -748,22 +911,65 @@ func containsByte(s string, c byte) bool {
 	return false
 }
 
-// ipcFileSource reads an Arrow IPC file.
+// ipcFileSource reads an Arrow IPC file, memory-mapped when the platform
+// allows: the Arrow reader then copies its buffers straight from the page
+// cache, with no read calls. Its record batches are its units.
 type ipcFileSource struct {
-	f *os.File
-	r *ipc.FileReader
-	i int
+	f  *os.File
+	mm mapping
+	r  *ipc.FileReader
+	i  int
+	// mapped, when the file is mapped and has no dictionaries, decodes
+	// batches from views of the mapping.
+	mapped *mappedBatches
+	mem    memory.Allocator
 }
 
-func newIPCFileSource(f *os.File, opts Options) (recordSource, error) {
-	r, err := ipc.NewFileReader(f, ipc.WithAllocator(opts.Allocator))
+func newIPCFileSource(f *os.File, size int64, opts Options) (recordSource, error) {
+	var ra ipc.ReadAtSeeker = f
+	mm, err := mapFile(f, size)
+	if err == nil && mm != nil {
+		ra = mappedReader{bytes.NewReader(mm), mm}
+	}
+	r, err := ipc.NewFileReader(ra, ipc.WithAllocator(opts.Allocator))
+	if err != nil {
+		mm.unmap()
+		return nil, err
+	}
+	mapped := newMappedBatches(mm, f, r.Schema())
+	// Reading the footer and the batches' metadata mapped pages (a fault
+	// maps a whole folio of the page cache, more than the bytes read):
+	// drop them, each batch's pages are mapped when it is decoded.
+	mm.drop(mm)
+	return &ipcFileSource{f: f, mm: mm, r: r, mapped: mapped, mem: opts.Allocator}, nil
+}
+
+// mappedReader reads a mapped file, through the mapping's ReadAt.
+type mappedReader struct {
+	*bytes.Reader
+	m mapping
+}
+
+func (r mappedReader) ReadAt(p []byte, off int64) (int, error) { return r.m.ReadAt(p, off) }
+
+func (s *ipcFileSource) schema() *arrow.Schema { return s.r.Schema() }
+
+func (s *ipcFileSource) numUnits() int { return s.r.NumRecords() }
+
+func (s *ipcFileSource) readUnit(_ context.Context, i int) ([]arrow.Record, error) {
+	if s.mapped != nil && len(s.mapped.blocks) == s.r.NumRecords() {
+		rec, err := s.mapped.record(i, s.mem)
+		if err != nil {
+			return nil, err
+		}
+		return []arrow.Record{rec}, nil
+	}
+	rec, err := s.r.RecordAt(i)
 	if err != nil {
 		return nil, err
 	}
-	return &ipcFileSource{f: f, r: r}, nil
+	return []arrow.Record{rec}, nil
 }
-
-func (s *ipcFileSource) schema() *arrow.Schema { return s.r.Schema() }
 
 func (s *ipcFileSource) next() (arrow.Record, error) {
 	if s.i >= s.r.NumRecords() {
@@ -776,7 +982,12 @@ func (s *ipcFileSource) next() (arrow.Record, error) {
 
 func (s *ipcFileSource) close() error {
 	s.r.Close()
-	return s.f.Close()
+	// Records hold copies of the buffers, never the mapping itself.
+	err := s.mm.unmap()
+	if cerr := s.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // ipcStreamSource reads an Arrow IPC stream.
@@ -810,16 +1021,27 @@ func (s *ipcStreamSource) close() error {
 	return s.f.Close()
 }
 
-// parquetSource reads a Parquet file through pqarrow.
+// parquetSource reads a Parquet file: its row groups are its units, read
+// by a flatPlan when the file has flat columns only, else through pqarrow
+// with the query_id column read as a dictionary (see copyDictStrings).
 type parquetSource struct {
 	f  *os.File
 	pf *file.Reader
-	rr pqarrow.RecordReader
+	fr *pqarrow.FileReader
+	rr pqarrow.RecordReader // for next, opened at its first call
 	sc *arrow.Schema
+	// flat, when the file has only flat columns, reads row groups without
+	// pqarrow.
+	flat *flatPlan
 }
 
 func newParquetSource(f *os.File, opts Options) (recordSource, error) {
-	pf, err := file.NewParquetReader(f)
+	// Stream column chunks through a buffer rather than reading each one
+	// whole into a new allocation.
+	props := parquet.NewReaderProperties(opts.Allocator)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = 1 << 20
+	pf, err := file.NewParquetReader(f, file.WithReadProps(props))
 	if err != nil {
 		return nil, err
 	}
@@ -831,7 +1053,11 @@ func newParquetSource(f *os.File, opts Options) (recordSource, error) {
 		pf.Close()
 		return nil, err
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, opts.Allocator)
+	arrowProps := pqarrow.ArrowReadProperties{BatchSize: 128 << 10}
+	if c := dictionaryColumn(pf); c >= 0 {
+		arrowProps.SetReadDict(c, true)
+	}
+	fr, err := pqarrow.NewFileReader(pf, arrowProps, opts.Allocator)
 	if err != nil {
 		pf.Close()
 		return nil, err
@@ -842,12 +1068,47 @@ func newParquetSource(f *os.File, opts Options) (recordSource, error) {
 		pf.Close()
 		return nil, err
 	}
-	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
+	return &parquetSource{f: f, pf: pf, fr: fr, sc: sc, flat: newFlatPlan(pf)}, nil
+}
+
+// dictionaryColumn returns the leaf index of a top-level string query_id
+// column, or -1.
+func dictionaryColumn(pf *file.Reader) int {
+	sc := pf.MetaData().Schema
+	for _, name := range []string{FieldQueryID, "qid"} {
+		c := sc.ColumnIndexByName(name)
+		if c < 0 {
+			continue
+		}
+		if col := sc.Column(c); col.PhysicalType() == parquet.Types.ByteArray && col.MaxRepetitionLevel() == 0 {
+			return c
+		}
+		return -1
+	}
+	return -1
+}
+
+func (s *parquetSource) numUnits() int { return s.pf.NumRowGroups() }
+
+func (s *parquetSource) readUnit(ctx context.Context, g int) ([]arrow.Record, error) {
+	if s.flat != nil {
+		return s.flat.readRowGroup(g)
+	}
+	rr, err := s.fr.GetRecordReader(ctx, nil, []int{g})
 	if err != nil {
-		pf.Close()
 		return nil, err
 	}
-	return &parquetSource{f: f, pf: pf, rr: rr, sc: sc}, nil
+	defer rr.Release()
+	var recs []arrow.Record
+	for rr.Next() {
+		rec := rr.Record()
+		rec.Retain()
+		recs = append(recs, rec)
+	}
+	if err := rr.Err(); err != nil && err != io.EOF {
+		return recs, err
+	}
+	return recs, nil
 }
 
 // checkParquetArrowSchema checks the framing of the Arrow schema that
@@ -973,6 +1234,13 @@ func decodeColumnChunk(cr file.ColumnChunkReader) error {
 func (s *parquetSource) schema() *arrow.Schema { return s.sc }
 
 func (s *parquetSource) next() (arrow.Record, error) {
+	if s.rr == nil {
+		rr, err := s.fr.GetRecordReader(context.Background(), nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		s.rr = rr
+	}
 	if s.rr.Next() {
 		return s.rr.Record(), nil
 	}
@@ -983,6 +1251,8 @@ func (s *parquetSource) next() (arrow.Record, error) {
 }
 
 func (s *parquetSource) close() error {
-	s.rr.Release()
+	if s.rr != nil {
+		s.rr.Release()
+	}
 	return s.pf.Close() // closes s.f
 }

@@ -801,7 +801,7 @@ func TestCheckLengths(t *testing.T) {
 	r := &columnarReader{file: "x.arrow", role: RoleRun, row: 1}
 	var list2 ErrorList
 	err := protect(func() error {
-		_, err := r.normalize(rec, 1, &list2)
+		_, _, err := r.normalize(rec, 1, &list2)
 		return err
 	})
 	if err == nil || !strings.Contains(err.Error(), "column doc_ids") {

@@ -23,6 +23,7 @@ func convertCommand() *cli.Command {
 			&cli.StringFlag{Name: "role", Value: "auto", Usage: "gold, run or auto (from the content)"},
 			&cli.StringFlag{Name: "from", Value: "auto", Usage: "format of IN (auto, trec, jsonl, arrow, arrow-stream, parquet)"},
 			&cli.StringFlag{Name: "to", Value: "auto", Usage: "format of OUT (auto: by extension; arrow, arrow-stream or parquet)"},
+			&cli.StringFlag{Name: "compression", Value: "snappy", Usage: "Parquet compression: snappy (decodes fastest), zstd (smallest) or none"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
@@ -46,6 +47,10 @@ func convertCommand() *cli.Command {
 			if to != schema.FormatArrow && to != schema.FormatArrowStream && to != schema.FormatParquet {
 				return usagef("cannot write %s: OUT must end in .arrow, .arrows or .parquet (or give --to)", out)
 			}
+			if _, err := schema.ParquetCodec(c.String("compression")); err != nil {
+				return usageError{fmt.Errorf("--compression: %w", err)}
+			}
+			wopts := schema.WriterOptions{Compression: c.String("compression")}
 			var role schema.Role
 			switch c.String("role") {
 			case "gold":
@@ -80,7 +85,7 @@ func convertCommand() *cli.Command {
 					return err
 				}
 				if w == nil {
-					if w, err = schema.NewRecordWriter(f, to, b.Record.Schema()); err != nil {
+					if w, err = schema.NewRecordWriterWith(f, to, b.Record.Schema(), wopts); err != nil {
 						b.Release()
 						return err
 					}

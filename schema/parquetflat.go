@@ -1,0 +1,239 @@
+package schema
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow/go/v16/arrow"
+	"github.com/apache/arrow/go/v16/arrow/array"
+	"github.com/apache/arrow/go/v16/arrow/memory"
+	"github.com/apache/arrow/go/v16/parquet"
+	"github.com/apache/arrow/go/v16/parquet/file"
+	"github.com/apache/arrow/go/v16/parquet/pqarrow"
+)
+
+// flatBatchRows is the number of rows of the records a flat row group is
+// read as.
+const flatBatchRows = 128 << 10
+
+// flatPlan reads the row groups of a Parquet file whose columns are all
+// top-level primitive columns (the long forms) straight from the column
+// chunk readers into Arrow buffers: a string value is copied once, from
+// the decoded page (or the dictionary page) to the record's data buffer,
+// and numbers are decoded in place. Files with nested columns go through
+// pqarrow.
+type flatPlan struct {
+	pf     *file.Reader
+	schema *arrow.Schema // the record schema: utf8, int32, int64, float32, float64 columns
+}
+
+// newFlatPlan returns a plan for pf, or nil when its columns are not all
+// flat ones of the supported types.
+func newFlatPlan(pf *file.Reader) *flatPlan {
+	ps := pf.MetaData().Schema
+	as, err := pqarrow.FromParquet(ps, nil, pf.MetaData().KeyValueMetadata())
+	if err != nil || as.NumFields() != ps.NumColumns() || ps.NumColumns() == 0 {
+		return nil
+	}
+	fields := make([]arrow.Field, ps.NumColumns())
+	for c := 0; c < ps.NumColumns(); c++ {
+		col, f := ps.Column(c), as.Field(c)
+		if col.MaxRepetitionLevel() != 0 || col.MaxDefinitionLevel() > 1 || col.ColumnPath().String() != f.Name {
+			return nil
+		}
+		var want parquet.Type
+		switch f.Type.ID() {
+		case arrow.STRING:
+			want = parquet.Types.ByteArray
+		case arrow.INT32:
+			want = parquet.Types.Int32
+		case arrow.INT64:
+			want = parquet.Types.Int64
+		case arrow.FLOAT32:
+			want = parquet.Types.Float
+		case arrow.FLOAT64:
+			want = parquet.Types.Double
+		default:
+			return nil
+		}
+		if col.PhysicalType() != want {
+			return nil
+		}
+		fields[c] = arrow.Field{Name: f.Name, Type: f.Type, Nullable: col.MaxDefinitionLevel() > 0}
+	}
+	return &flatPlan{pf: pf, schema: arrow.NewSchema(fields, nil)}
+}
+
+// readRowGroup reads row group g as records of up to flatBatchRows rows.
+func (p *flatPlan) readRowGroup(g int) ([]arrow.Record, error) {
+	rg := p.pf.RowGroup(g)
+	readers := make([]file.ColumnChunkReader, len(p.schema.Fields()))
+	sizes := make([]int64, len(readers)) // uncompressed bytes a row, a hint
+	for c := range readers {
+		cr, err := rg.Column(c)
+		if err != nil {
+			return nil, err
+		}
+		readers[c] = cr
+		if md, err := rg.MetaData().ColumnChunk(c); err == nil && rg.NumRows() > 0 {
+			sizes[c] = min(max(md.TotalUncompressedSize()/rg.NumRows(), 0), 256)
+		}
+	}
+	var recs []arrow.Record
+	def := make([]int16, 4096)
+	var scratch []parquet.ByteArray
+	for left := rg.NumRows(); left > 0; {
+		n := int(min(left, flatBatchRows))
+		cols := make([]arrow.Array, len(readers))
+		release := func() {
+			for _, c := range cols {
+				if c != nil {
+					c.Release()
+				}
+			}
+		}
+		for c, cr := range readers {
+			col, err := readFlatColumn(cr, p.schema.Field(c).Type, n, int(sizes[c])*n, def, &scratch)
+			if err != nil {
+				release()
+				return recs, fmt.Errorf("column %s: %w", p.schema.Field(c).Name, err)
+			}
+			cols[c] = col
+		}
+		recs = append(recs, NewRecord(p.schema, cols, n))
+		left -= int64(n)
+	}
+	return recs, nil
+}
+
+// readFlatColumn reads the next n values of a flat column; strings are
+// expected to take about bytes bytes.
+func readFlatColumn(cr file.ColumnChunkReader, t arrow.DataType, n, bytes int, def []int16, scratch *[]parquet.ByteArray) (arrow.Array, error) {
+	nullable := cr.Descriptor().MaxDefinitionLevel() > 0
+	var valid []bool
+	if nullable {
+		valid = make([]bool, 0, n)
+	}
+	// levels notes the validity of the rows of one batch of levels.
+	levels := func(total int64) {
+		if nullable {
+			for _, d := range def[:total] {
+				valid = append(valid, d > 0)
+			}
+		}
+	}
+	var got int
+	switch r := cr.(type) {
+	case *file.ByteArrayColumnChunkReader:
+		b := NewStrings(n, bytes)
+		if cap(*scratch) < len(def) {
+			*scratch = make([]parquet.ByteArray, len(def))
+		}
+		vals := (*scratch)[:len(def)]
+		for got < n {
+			total, nv, err := r.ReadBatch(int64(min(n-got, len(def))), vals, def, nil)
+			if err != nil {
+				return nil, err
+			}
+			if total == 0 {
+				break
+			}
+			levels(total)
+			if nullable && int64(nv) != total {
+				k := 0
+				for _, d := range def[:total] {
+					if d > 0 {
+						b.AppendBytes(vals[k])
+						k++
+					} else {
+						b.AppendBytes(nil)
+					}
+				}
+			} else {
+				for _, v := range vals[:nv] {
+					b.AppendBytes(v)
+				}
+			}
+			got += int(total)
+		}
+		if got != n {
+			return nil, fmt.Errorf("%d values, want %d", got, n)
+		}
+		return NullableStringArray(b.Offsets, b.Data, validOrNil(valid, nullable)), nil
+	case *file.Int32ColumnChunkReader:
+		v, err := readFixed(n, def, nullable, levels, r.ReadBatch)
+		if err != nil {
+			return nil, err
+		}
+		return Int32Array(v, validOrNil(valid, nullable)), nil
+	case *file.Int64ColumnChunkReader:
+		v, err := readFixed(n, def, nullable, levels, r.ReadBatch)
+		if err != nil {
+			return nil, err
+		}
+		return wrapFixed(arrow.PrimitiveTypes.Int64, v, validOrNil(valid, nullable)), nil
+	case *file.Float32ColumnChunkReader:
+		v, err := readFixed(n, def, nullable, levels, r.ReadBatch)
+		if err != nil {
+			return nil, err
+		}
+		return wrapFixed(arrow.PrimitiveTypes.Float32, v, validOrNil(valid, nullable)), nil
+	case *file.Float64ColumnChunkReader:
+		v, err := readFixed(n, def, nullable, levels, r.ReadBatch)
+		if err != nil {
+			return nil, err
+		}
+		return wrapFixed(arrow.PrimitiveTypes.Float64, v, validOrNil(valid, nullable)), nil
+	}
+	return nil, fmt.Errorf("%w: unexpected column reader %T for %s", ErrCorrupt, cr, t)
+}
+
+func validOrNil(valid []bool, nullable bool) []bool {
+	if !nullable {
+		return nil
+	}
+	return valid
+}
+
+// readFixed reads n fixed-width values, decoded in place; a null row
+// gets the zero value.
+func readFixed[T any](n int, def []int16, nullable bool, levels func(int64), read func(int64, []T, []int16, []int16) (int64, int, error)) ([]T, error) {
+	out := make([]T, n)
+	got := 0
+	for got < n {
+		batch := min(n-got, len(def))
+		total, nv, err := read(int64(batch), out[got:got+batch], def, nil)
+		if err != nil {
+			return nil, err
+		}
+		if total == 0 {
+			break
+		}
+		levels(total)
+		if nullable && int64(nv) != total {
+			// Spread the nv dense values over the rows, from the end.
+			k := nv - 1
+			for i := int(total) - 1; i >= 0; i-- {
+				var zero T
+				if def[i] > 0 {
+					out[got+i] = out[got+k]
+					k--
+				} else {
+					out[got+i] = zero
+				}
+			}
+		}
+		got += int(total)
+	}
+	if got != n {
+		return nil, fmt.Errorf("%d values, want %d", got, n)
+	}
+	return out, nil
+}
+
+// wrapFixed wraps v as an Arrow array of type t (of v's width).
+func wrapFixed[T any](t arrow.DataType, v []T, valid []bool) arrow.Array {
+	bm, nulls := validityBitmap(valid)
+	d := array.NewData(t, len(v), []*memory.Buffer{bm, memory.NewBufferBytes(bytesOf(v))}, nil, nulls, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
