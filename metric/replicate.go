@@ -1,0 +1,210 @@
+package metric
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// The replicate loop. Each query adds w·d to every bootstrap replicate's
+// sum (w its weight in the replicate, d its difference run − baseline in
+// fixed point) and ±d to every permutation's: 2·(replicates +
+// permutations) terms per paired measure and query, the bulk of a paired
+// evaluation. A replicateBlock adds them 8 queries at a time and in int64,
+// with the same integer results as adding them one by one in int128
+// (PairedStats.addQuery, the reference):
+//
+//   - The 8 queries' differences give a table of their 256 subset sums,
+//     sub[s] = Σ_{j in s} d_j. A replicate's weights, low two bits each
+//     (the weights are 0..11, mostly 0..3), select two subsets: the sum
+//     is sub[bit 0 set] + 2·sub[bit 1 set] — two table rows for 8
+//     queries. Weights ≥ 4 (2% of them) add (w − w mod 4)·d one by one.
+//   - A permutation's signs select the subset with sign +1: the sum is
+//     2·sub[+1] − Σ d, and the Σ d is subtracted when the block is flushed.
+//   - The table rows are vectors over the paired measures (stride int64s,
+//     padded to a multiple of 4): the inner loop, addRows, adds rows
+//     without carries or branches — the loop the SIMD build vectorises.
+//   - The int64 sums are flushed into the int128 sums of PairedStats
+//     before they can overflow: every query adds at most 11·max|d| to any
+//     of them, and the block flushes when the bound reaches 2^59. Queries
+//     whose differences are all zero add nothing and skip the block; a
+//     query with |d| ≥ 2^56 (values far outside [0,1], which no measure
+//     produces) takes the reference path.
+//
+// Integer addition is associative, so the sums are the same bits as the
+// reference's whatever the grouping.
+
+// blockQueries is the number of queries summed through one subset table.
+const blockQueries = 8
+
+const (
+	flushBound = 1 << 59 // 11·flushBound < 2^63
+	maxBlockD  = 1 << 56
+	lowBits    = 0x0101010101010101
+)
+
+type highWeight struct {
+	r     int32
+	j     uint8
+	extra uint8 // w − w mod 4
+}
+
+// replicateBlock accumulates the queries of one PairedStats (one group of
+// the Pairing) for one Kernel.
+type replicateBlock struct {
+	measures    int // paired measures
+	stride      int // measures, padded to a multiple of 4
+	reps, perms int
+	n           int      // pending queries
+	d           []int64  // blockQueries × stride: the pending queries' differences
+	w           []uint8  // reps × blockQueries: w[r·8+j] is query j's weight in replicate r
+	signs       []uint64 // blockQueries × words
+	high        []highWeight
+	t           []uint8 // per permutation: bit j set if query j's sign is +1
+	sub         []int64 // 256 × stride: subset sums of the pending queries
+	accS, accP  []int64 // reps × stride, perms × stride
+	dsum        []int64 // stride: Σ d over the queries in accP
+	bound       uint64  // Σ max|d| over the queries in the int64 sums
+}
+
+func newReplicateBlock(p *Pairing) *replicateBlock {
+	words := (p.Permutations + 63) / 64
+	stride := (len(p.Measures) + 3) &^ 3
+	return &replicateBlock{measures: len(p.Measures), stride: stride, reps: p.Replicates, perms: p.Permutations,
+		d: make([]int64, blockQueries*stride), w: make([]uint8, p.Replicates*blockQueries),
+		signs: make([]uint64, blockQueries*words), t: make([]uint8, words*64), sub: make([]int64, 256*stride),
+		accS: make([]int64, p.Replicates*stride), accP: make([]int64, p.Permutations*stride), dsum: make([]int64, stride)}
+}
+
+// add adds one query's differences d (one per paired measure), drawn
+// weights and signs to the block, flushing into s when the int64 sums
+// could overflow.
+func (b *replicateBlock) add(s *PairedStats, d []int64, weights []uint8, signs []uint64) {
+	var maxAbs uint64
+	for _, x := range d {
+		a := uint64(x)
+		if x < 0 {
+			a = -a
+		}
+		maxAbs = max(maxAbs, a)
+	}
+	if maxAbs == 0 {
+		return
+	}
+	if maxAbs >= maxBlockD {
+		s.addTerms(d, weights, signs)
+		return
+	}
+	if b.bound+maxAbs > flushBound {
+		b.flush(s)
+	}
+	b.bound += maxAbs
+	j := b.n
+	copy(b.d[j*b.stride:], d)
+	w := b.w
+	for r, x := range weights {
+		w[r*blockQueries+j] = x
+		if x >= 4 {
+			b.high = append(b.high, highWeight{r: int32(r), j: uint8(j), extra: x &^ 3})
+		}
+	}
+	words := len(b.signs) / blockQueries
+	copy(b.signs[j*words:(j+1)*words], signs)
+	b.n++
+	if b.n == blockQueries {
+		b.sumBlock()
+	}
+}
+
+// sumBlock adds the pending queries to the int64 sums.
+func (b *replicateBlock) sumBlock() {
+	if b.n == 0 {
+		return
+	}
+	st := b.stride
+	clear(b.d[b.n*st:]) // absent queries: d = 0, whatever their weights
+	b.subsetSums()
+	addReplicateRows(b.accS, b.sub, b.w, st)
+	b.transposeSigns()
+	addPermutationRows(b.accP, b.sub, b.t[:b.perms], st)
+	for _, h := range b.high {
+		acc := b.accS[int(h.r)*st:][:st]
+		d := b.d[int(h.j)*st:][:st]
+		for m := range acc {
+			acc[m] += int64(h.extra) * d[m]
+		}
+	}
+	all := b.sub[255*st:][:st]
+	for m := range b.dsum {
+		b.dsum[m] += all[m]
+	}
+	b.high = b.high[:0]
+	clear(b.w)
+	b.n = 0
+}
+
+// subsetSums fills sub[s] = Σ_{j in s} d_j.
+func (b *replicateBlock) subsetSums() {
+	st := b.stride
+	clear(b.sub[:st])
+	for s := 1; s < 256; s++ {
+		j := bits.TrailingZeros8(uint8(s))
+		dst := b.sub[s*st:][:st]
+		prev := b.sub[(s&(s-1))*st:][:st]
+		d := b.d[j*st:][:st]
+		for m := range dst {
+			dst[m] = prev[m] + d[m]
+		}
+	}
+}
+
+// transposeSigns fills t: bit j of t[i] is bit i of query j's signs.
+func (b *replicateBlock) transposeSigns() {
+	words := len(b.signs) / blockQueries
+	for i := range words {
+		for c := range 8 {
+			var y uint64
+			for j := range blockQueries {
+				y |= (b.signs[j*words+i] >> (8 * c) & 0xff) << (8 * j)
+			}
+			binary.LittleEndian.PutUint64(b.t[64*i+8*c:], transpose8(y))
+		}
+	}
+}
+
+// transpose8 transposes the 8×8 bit matrix whose row j is byte j.
+func transpose8(x uint64) uint64 {
+	t := (x ^ x>>7) & 0x00aa00aa00aa00aa
+	x ^= t ^ t<<7
+	t = (x ^ x>>14) & 0x0000cccc0000cccc
+	x ^= t ^ t<<14
+	t = (x ^ x>>28) & 0x00000000f0f0f0f0
+	return x ^ t ^ t<<28
+}
+
+// gather8 packs bit 8j of x into bit j (x holds no other bits).
+func gather8(x uint64) uint64 { return x * 0x0102040810204080 >> 56 }
+
+// flush adds the int64 sums to s's int128 sums and clears them.
+func (b *replicateBlock) flush(s *PairedStats) {
+	b.sumBlock()
+	if b.bound == 0 {
+		return
+	}
+	st := b.stride
+	for mi := 0; mi < b.measures; mi++ {
+		row := s.S[mi]
+		for r := range row {
+			row[r].add64(b.accS[r*st+mi])
+		}
+		trow := s.T[mi]
+		neg := -b.dsum[mi]
+		for r := range trow {
+			p := b.accP[r*st+mi] // |p|, |dsum| ≤ 2^59: 2p − dsum fits
+			trow[r].add64(2*p + neg)
+		}
+	}
+	clear(b.accS)
+	clear(b.accP)
+	clear(b.dsum)
+	b.bound = 0
+}
