@@ -20,9 +20,10 @@ import (
 //     queries. Weights ≥ 4 (2% of them) add (w − w mod 4)·d one by one.
 //   - A permutation's signs select the subset with sign +1: the sum is
 //     2·sub[+1] − Σ d, and the Σ d is subtracted when the block is flushed.
-//   - The table rows are vectors over the paired measures (stride int64s,
-//     padded to a multiple of 4): the inner loop, addRows, adds rows
-//     without carries or branches — the loop the SIMD build vectorises.
+//   - The table rows are vectors over the paired measures (vecs vectors of
+//     4 int64s, padded with zeros): the row loops (addReplicateRows,
+//     addPermutationRows) add rows without carries or branches — the
+//     loops the SIMD build vectorises.
 //   - The int64 sums are flushed into the int128 sums of PairedStats
 //     before they can overflow: every query adds at most 11·max|d| to any
 //     of them, and the block flushes when the bound reaches 2^59. Queries
@@ -32,6 +33,19 @@ import (
 //
 // Integer addition is associative, so the sums are the same bits as the
 // reference's whatever the grouping.
+
+// vec4 is a row's vector of 4 measures' sums.
+type vec4 = [4]int64
+
+// addVecs adds src to dst, element by element.
+func addVecs(dst, src []vec4) {
+	src = src[:len(dst)]
+	for m := range dst {
+		for l := range dst[m] {
+			dst[m][l] += src[m][l]
+		}
+	}
+}
 
 // blockQueries is the number of queries summed through one subset table.
 const blockQueries = 8
@@ -52,27 +66,27 @@ type highWeight struct {
 // the Pairing) for one Kernel.
 type replicateBlock struct {
 	measures    int // paired measures
-	stride      int // measures, padded to a multiple of 4
+	vecs        int // vectors of 4 measures in a row
 	reps, perms int
 	n           int      // pending queries
-	d           []int64  // blockQueries × stride: the pending queries' differences
+	d           []vec4   // blockQueries × vecs: the pending queries' differences
 	w           []uint8  // reps × blockQueries: w[r·8+j] is query j's weight in replicate r
 	signs       []uint64 // blockQueries × words
 	high        []highWeight
 	t           []uint8 // per permutation: bit j set if query j's sign is +1
-	sub         []int64 // 256 × stride: subset sums of the pending queries
-	accS, accP  []int64 // reps × stride, perms × stride
-	dsum        []int64 // stride: Σ d over the queries in accP
+	sub         []vec4  // 256 × vecs: subset sums of the pending queries
+	accS, accP  []vec4  // reps × vecs, perms × vecs
+	dsum        []vec4  // vecs: Σ d over the queries in accP
 	bound       uint64  // Σ max|d| over the queries in the int64 sums
 }
 
 func newReplicateBlock(p *Pairing) *replicateBlock {
 	words := (p.Permutations + 63) / 64
-	stride := (len(p.Measures) + 3) &^ 3
-	return &replicateBlock{measures: len(p.Measures), stride: stride, reps: p.Replicates, perms: p.Permutations,
-		d: make([]int64, blockQueries*stride), w: make([]uint8, p.Replicates*blockQueries),
-		signs: make([]uint64, blockQueries*words), t: make([]uint8, words*64), sub: make([]int64, 256*stride),
-		accS: make([]int64, p.Replicates*stride), accP: make([]int64, p.Permutations*stride), dsum: make([]int64, stride)}
+	vecs := (len(p.Measures) + 3) / 4
+	return &replicateBlock{measures: len(p.Measures), vecs: vecs, reps: p.Replicates, perms: p.Permutations,
+		d: make([]vec4, blockQueries*vecs), w: make([]uint8, p.Replicates*blockQueries),
+		signs: make([]uint64, blockQueries*words), t: make([]uint8, words*64), sub: make([]vec4, 256*vecs),
+		accS: make([]vec4, p.Replicates*vecs), accP: make([]vec4, p.Permutations*vecs), dsum: make([]vec4, vecs)}
 }
 
 // add adds one query's differences d (one per paired measure), drawn
@@ -99,7 +113,10 @@ func (b *replicateBlock) add(s *PairedStats, d []int64, weights []uint8, signs [
 	}
 	b.bound += maxAbs
 	j := b.n
-	copy(b.d[j*b.stride:], d)
+	row := b.d[j*b.vecs:][:b.vecs]
+	for i, x := range d {
+		row[i/4][i%4] = x
+	}
 	w := b.w
 	for r, x := range weights {
 		w[r*blockQueries+j] = x
@@ -120,23 +137,23 @@ func (b *replicateBlock) sumBlock() {
 	if b.n == 0 {
 		return
 	}
-	st := b.stride
-	clear(b.d[b.n*st:]) // absent queries: d = 0, whatever their weights
+	vs := b.vecs
+	clear(b.d[b.n*vs:]) // absent queries: d = 0, whatever their weights
 	b.subsetSums()
-	addReplicateRows(b.accS, b.sub, b.w, st)
+	addReplicateRows(b.accS, b.sub, b.w, vs)
 	b.transposeSigns()
-	addPermutationRows(b.accP, b.sub, b.t[:b.perms], st)
+	addPermutationRows(b.accP, b.sub, b.t[:b.perms], vs)
 	for _, h := range b.high {
-		acc := b.accS[int(h.r)*st:][:st]
-		d := b.d[int(h.j)*st:][:st]
+		acc := b.accS[int(h.r)*vs:][:vs]
+		d := b.d[int(h.j)*vs:][:vs]
+		x := int64(h.extra)
 		for m := range acc {
-			acc[m] += int64(h.extra) * d[m]
+			for l := range acc[m] {
+				acc[m][l] += x * d[m][l]
+			}
 		}
 	}
-	all := b.sub[255*st:][:st]
-	for m := range b.dsum {
-		b.dsum[m] += all[m]
-	}
+	addVecs(b.dsum, b.sub[255*vs:][:vs])
 	b.high = b.high[:0]
 	clear(b.w)
 	b.n = 0
@@ -144,16 +161,13 @@ func (b *replicateBlock) sumBlock() {
 
 // subsetSums fills sub[s] = Σ_{j in s} d_j.
 func (b *replicateBlock) subsetSums() {
-	st := b.stride
-	clear(b.sub[:st])
+	vs := b.vecs
+	clear(b.sub[:vs])
 	for s := 1; s < 256; s++ {
 		j := bits.TrailingZeros8(uint8(s))
-		dst := b.sub[s*st:][:st]
-		prev := b.sub[(s&(s-1))*st:][:st]
-		d := b.d[j*st:][:st]
-		for m := range dst {
-			dst[m] = prev[m] + d[m]
-		}
+		dst := b.sub[s*vs:][:vs]
+		copy(dst, b.sub[(s&(s-1))*vs:][:vs])
+		addVecs(dst, b.d[j*vs:][:vs])
 	}
 }
 
@@ -190,16 +204,17 @@ func (b *replicateBlock) flush(s *PairedStats) {
 	if b.bound == 0 {
 		return
 	}
-	st := b.stride
+	vs := b.vecs
 	for mi := 0; mi < b.measures; mi++ {
+		v, l := mi/4, mi%4
 		row := s.S[mi]
 		for r := range row {
-			row[r].add64(b.accS[r*st+mi])
+			row[r].add64(b.accS[r*vs+v][l])
 		}
 		trow := s.T[mi]
-		neg := -b.dsum[mi]
+		neg := -b.dsum[v][l]
 		for r := range trow {
-			p := b.accP[r*st+mi] // |p|, |dsum| ≤ 2^59: 2p − dsum fits
+			p := b.accP[r*vs+v][l] // |p|, |dsum| ≤ 2^59: 2p − dsum fits
 			trow[r].add64(2*p + neg)
 		}
 	}

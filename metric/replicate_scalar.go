@@ -1,16 +1,16 @@
-//go:build !goexperiment.simd
+//go:build !goexperiment.simd || !amd64
 
 package metric
 
-// addReplicateRows adds, for each replicate r, sub[bit 0 of the weights] +
-// 2·sub[bit 1 of the weights] to acc[r] (rows of stride int64s).
-func addReplicateRows(acc, sub []int64, w []uint8, stride int) {
-	addReplicateRowsScalar(acc, sub, w, stride)
+// addReplicateRows is addReplicateRowsScalar (see replicate_simd.go for
+// the GOEXPERIMENT=simd build).
+func addReplicateRows(acc, sub []vec4, w []uint8, vecs int) {
+	addReplicateRowsScalar(acc, sub, w, vecs)
 }
 
-// addPermutationRows adds sub[t[r]] to acc[r] for each permutation r.
-func addPermutationRows(acc, sub []int64, t []uint8, stride int) {
-	addPermutationRowsScalar(acc, sub, t, stride)
+// addPermutationRows is addPermutationRowsScalar.
+func addPermutationRows(acc, sub []vec4, t []uint8, vecs int) {
+	addPermutationRowsScalar(acc, sub, t, vecs)
 }
 
 // simdRows reports whether the row loops are vectorised.
