@@ -11,7 +11,7 @@ import (
 // permutations) terms per paired measure and query, the bulk of a paired
 // evaluation. A replicateBlock adds them 8 queries at a time and in int64,
 // with the same integer results as adding them one by one in int128
-// (PairedStats.addQuery, the reference):
+// (PairedStats.addTerms, the reference):
 //
 //   - The 8 queries' differences give a table of their 256 subset sums,
 //     sub[s] = Σ_{j in s} d_j. A replicate's weights, low two bits each
@@ -155,8 +155,7 @@ func (b *replicateBlock) sumBlock() {
 	}
 	addVecs(b.dsum, b.sub[255*vs:][:vs])
 	b.high = b.high[:0]
-	clear(b.w)
-	b.n = 0
+	b.n = 0 // stale weights and signs stay: they meet d = 0 in a partial block
 }
 
 // subsetSums fills sub[s] = Σ_{j in s} d_j.
