@@ -54,6 +54,7 @@ const (
 	flushBound = 1 << 59 // 11·flushBound < 2^63
 	maxBlockD  = 1 << 56
 	lowBits    = 0x0101010101010101
+	highBits   = 0xfcfcfcfcfcfcfcfc // a weight ≥ 4 in any of 8 bytes
 )
 
 type highWeight struct {
@@ -120,15 +121,28 @@ func (b *replicateBlock) add(s *PairedStats, d []int64, weights []uint8, signs [
 	w := b.w
 	for r, x := range weights {
 		w[r*blockQueries+j] = x
-		if x >= 4 {
-			b.high = append(b.high, highWeight{r: int32(r), j: uint8(j), extra: x &^ 3})
-		}
 	}
+	b.addHigh(weights, j)
 	words := len(b.signs) / blockQueries
 	copy(b.signs[j*words:(j+1)*words], signs)
 	b.n++
 	if b.n == blockQueries {
 		b.sumBlock()
+	}
+}
+
+// addHigh lists query j's weights ≥ 4, looking at 8 weights at a time.
+func (b *replicateBlock) addHigh(weights []uint8, j int) {
+	for r0 := 0; r0 < len(weights); r0 += 8 {
+		chunk := weights[r0:min(r0+8, len(weights))]
+		if len(chunk) == 8 && binary.LittleEndian.Uint64(chunk)&highBits == 0 {
+			continue
+		}
+		for i, x := range chunk {
+			if x >= 4 {
+				b.high = append(b.high, highWeight{r: int32(r0 + i), j: uint8(j), extra: x &^ 3})
+			}
+		}
 	}
 }
 
