@@ -7,6 +7,8 @@
 #                           the 14 default measures)
 #   the same, SIMD build    evalgate built with GOEXPERIMENT=simd (the AVX2
 #                           replicate loop), unless SIMD=0
+#   the same, OTHER binary  with OTHER=path/to/evalgate (another version, to
+#                           compare with)
 # and prints every measurement, the medians and the ratios paired/alone.
 #
 #   scripts/bench-paired.sh                          # data in ./bench-data (generated once)
@@ -17,6 +19,7 @@ cd "$(dirname "$0")/.."
 queries=${QUERIES:-1000000}
 rounds=${ROUNDS:-3}
 simd=${SIMD:-1}
+other=${OTHER:-}
 data=${DATA:-bench-data/q$queries}
 base=${BASE:-$data-base} # a directory: the baseline run is $base/run.trec
 go build -trimpath -o bin/evalgate ./cmd/evalgate
@@ -37,7 +40,7 @@ timed() { # prints the wall time in seconds
 	/usr/bin/time -f "%e" -o "$tmp" "$@" >/dev/null
 	cat "$tmp"
 }
-declare -a alone paired paired_simd
+declare -a alone paired paired_simd paired_other
 for i in $(seq "$rounds"); do
 	alone+=("$(timed bin/evalgate score --gold "$data/gold.qrels" --run "$data/run.trec")")
 	echo "score                 round $i: ${alone[-1]}s"
@@ -47,6 +50,10 @@ for i in $(seq "$rounds"); do
 		paired_simd+=("$(timed bin/evalgate-simd score --gold "$data/gold.qrels" --run "$data/run.trec" --baseline-run "$base/run.trec")")
 		echo "  the same, SIMD      round $i: ${paired_simd[-1]}s"
 	fi
+	if [ -n "$other" ]; then
+		paired_other+=("$(timed "$other" score --gold "$data/gold.qrels" --run "$data/run.trec" --baseline-run "$base/run.trec")")
+		echo "  the same, $other round $i: ${paired_other[-1]}s"
+	fi
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
@@ -55,5 +62,9 @@ line="median: score ${a}s, score --baseline-run ${p}s (×$(ratio "$p" "$a"))"
 if [ "$simd" = 1 ]; then
 	s=$(median "${paired_simd[@]}")
 	line+=", SIMD build ${s}s (×$(ratio "$s" "$a"))"
+fi
+if [ -n "$other" ]; then
+	o=$(median "${paired_other[@]}")
+	line+=", $other ${o}s (×$(ratio "$o" "$a"))"
 fi
 echo "$line"
