@@ -9,7 +9,9 @@
 #                           replicate loop), unless SIMD=0
 #   the same, OTHER binary  with OTHER=path/to/evalgate (another version, to
 #                           compare with)
-# and prints every measurement, the medians and the ratios paired/alone.
+# and prints every measurement (wall time and CPU time, user + sys), the
+# medians and the ratios paired/alone. On a shared machine the CPU times
+# are the steadier figure.
 #
 #   scripts/bench-paired.sh                          # data in ./bench-data (generated once)
 #   DATA=/data/q1000000 BASE=/data/paired scripts/bench-paired.sh
@@ -36,35 +38,36 @@ cmp -s "$data/gold.qrels" "$base/gold.qrels" || { echo "$base/gold.qrels differs
 echo "cores: $(nproc); run files: $(($(stat -c %s "$data/run.trec") / 1000000)) MB and $(($(stat -c %s "$base/run.trec") / 1000000)) MB"
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
-timed() { # prints the wall time in seconds
-	/usr/bin/time -f "%e" -o "$tmp" "$@" >/dev/null
-	cat "$tmp"
+declare -A wall cpu
+names=(alone paired)
+if [ "$simd" = 1 ]; then names+=(simd); fi
+if [ -n "$other" ]; then names+=(other); fi
+measure() { # name command...: runs it, records and prints wall and CPU seconds
+	local name=$1
+	shift
+	/usr/bin/time -f "%e %U %S" -o "$tmp" "$@" >/dev/null
+	read -r w u s <"$tmp"
+	wall[$name]+=" $w"
+	cpu[$name]+=" $(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')"
+	printf '%-7s round %d: %6ss wall, %6ss CPU\n' "$name" "$i" "$w" "${cpu[$name]##* }"
 }
-declare -a alone paired paired_simd paired_other
+paired_args=(score --gold "$data/gold.qrels" --run "$data/run.trec" --baseline-run "$base/run.trec")
 for i in $(seq "$rounds"); do
-	alone+=("$(timed bin/evalgate score --gold "$data/gold.qrels" --run "$data/run.trec")")
-	echo "score                 round $i: ${alone[-1]}s"
-	paired+=("$(timed bin/evalgate score --gold "$data/gold.qrels" --run "$data/run.trec" --baseline-run "$base/run.trec")")
-	echo "score --baseline-run  round $i: ${paired[-1]}s"
-	if [ "$simd" = 1 ]; then
-		paired_simd+=("$(timed bin/evalgate-simd score --gold "$data/gold.qrels" --run "$data/run.trec" --baseline-run "$base/run.trec")")
-		echo "  the same, SIMD      round $i: ${paired_simd[-1]}s"
-	fi
-	if [ -n "$other" ]; then
-		paired_other+=("$(timed "$other" score --gold "$data/gold.qrels" --run "$data/run.trec" --baseline-run "$base/run.trec")")
-		echo "  the same, $other round $i: ${paired_other[-1]}s"
-	fi
+	measure alone bin/evalgate score --gold "$data/gold.qrels" --run "$data/run.trec"
+	measure paired bin/evalgate "${paired_args[@]}"
+	if [ "$simd" = 1 ]; then measure simd bin/evalgate-simd "${paired_args[@]}"; fi
+	if [ -n "$other" ]; then measure other "$other" "${paired_args[@]}"; fi
 done
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+median() { printf '%s\n' $1 | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-a=$(median "${alone[@]}"); p=$(median "${paired[@]}")
-line="median: score ${a}s, score --baseline-run ${p}s (×$(ratio "$p" "$a"))"
-if [ "$simd" = 1 ]; then
-	s=$(median "${paired_simd[@]}")
-	line+=", SIMD build ${s}s (×$(ratio "$s" "$a"))"
-fi
-if [ -n "$other" ]; then
-	o=$(median "${paired_other[@]}")
-	line+=", $other ${o}s (×$(ratio "$o" "$a"))"
-fi
-echo "$line"
+echo "alone: score; paired: score --baseline-run; simd: the same, GOEXPERIMENT=simd build; other: the same, ${other:-(none)}"
+for kind in wall cpu; do
+	declare -n m=$kind
+	a=$(median "${m[alone]}")
+	line="median $kind: alone ${a}s"
+	for n in "${names[@]:1}"; do
+		v=$(median "${m[$n]}")
+		line+=", $n ${v}s (×$(ratio "$v" "$a"))"
+	done
+	echo "$line"
+done
