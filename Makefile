@@ -3,9 +3,10 @@
 #   make demo        build, generate sample data, score and gate it through the queue
 #   make demo-live   the same against a live retriever: the example BM25 service, two strategies
 #   make retriever   build the example search service (examples/retriever) into bin/
-#   make test        vet + all tests (race detector) + short fuzz runs, both modules
+#   make test        vet + all tests (race detector) + short fuzz runs, both modules,
+#                    and metric's tests in the GOEXPERIMENT=simd build
 #   make bench       benchmarks (kernel, ingest, distributed, worker scaling)
-#   make lint        gofmt, go vet, staticcheck
+#   make lint        gofmt, go vet, staticcheck (and the GOEXPERIMENT=simd build of metric)
 #   make docker-test the docker-compose cluster test (needs Docker)
 
 GO          ?= go
@@ -47,6 +48,7 @@ test: unit fuzz
 unit:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
+	GOEXPERIMENT=simd $(GO) test -count=1 ./metric/
 	cd $(EXAMPLE) && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...
 
 # Every fuzz target of both modules, briefly (FUZZTIME executions each).
@@ -61,6 +63,7 @@ lint: tools
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+	GOEXPERIMENT=simd $(GO) vet ./metric/ && GOEXPERIMENT=simd $(STATICCHECK) ./metric/
 	cd $(EXAMPLE) && $(GO) vet ./... && $(STATICCHECK) ./...
 
 tools:

@@ -1,6 +1,7 @@
 package metric
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -130,6 +131,110 @@ func BenchmarkKernelIncomplete(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchQueries, "ns/query")
+		})
+	}
+}
+
+var (
+	benchPairedOnce    sync.Once
+	benchPairedBatches []*schema.ShardView
+)
+
+// benchPairedData is benchData's first 100,000 queries with a baseline
+// ranking each: the run's ranking with its relevant documents moved.
+func benchPairedData(b *testing.B) []*schema.ShardView {
+	benchPairedOnce.Do(func() {
+		r := rand.New(rand.NewPCG(3, 4))
+		var rows shard.Rows
+		for _, v := range benchData(b)[:2] {
+			for i := 0; i < v.Rows && rows.Len() < 100_000; i++ {
+				grades := v.Grades[v.GradeOff[i]:v.GradeOff[i+1]]
+				run := v.Run[v.RunOff[i]:v.RunOff[i+1]]
+				base := make([]uint32, len(run))
+				for j := range base {
+					base[j] = uint32(len(grades) + j)
+				}
+				for g := range grades {
+					if r.Float64() < 0.7 {
+						base[r.IntN(len(base))] = uint32(g)
+					}
+				}
+				rows.AppendPair(int64(rows.Len()), fmt.Sprintf("q%d", rows.Len()), nil, grades, run, dedup(base))
+			}
+		}
+		v, err := schema.ViewShardBatch(rows.Record())
+		if err != nil {
+			panic(err)
+		}
+		benchPairedBatches = []*schema.ShardView{v}
+	})
+	return benchPairedBatches
+}
+
+// BenchmarkKernelPaired scores 100,000 paired queries with the statistics
+// of `score --baseline-run` (every default measure, 1000 bootstrap
+// replicates, 1000 permutations), on one goroutine; ns/query is the cost
+// of a query's pair, to compare with BenchmarkKernel's.
+func BenchmarkKernelPaired(b *testing.B) {
+	batches := benchPairedData(b)
+	pr := &Pairing{Replicates: 1000, Permutations: 1000, Seed: 1, TopK: 10}
+	for i := range DefaultMeasures() {
+		pr.Measures = append(pr.Measures, i)
+	}
+	cfg := Config{Measures: DefaultMeasures(), RelLevel: 1, Pairing: pr}
+	k, err := NewKernel(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p := NewPartialFor(cfg)
+		for _, v := range batches {
+			if err := k.Score(v, p, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(batches[0].Rows), "ns/query")
+}
+
+// BenchmarkReplicateRows times the row loops of one block of 8 queries
+// (14 paired measures, 1000 replicates and 1000 permutations): "scalar"
+// the scalar loops, "build" this build's (vectorised with
+// GOEXPERIMENT=simd on AVX2). ns/query is per query of the block.
+func BenchmarkReplicateRows(b *testing.B) {
+	const vecs, reps = 4, 1000
+	rng := splitmix64(1)
+	sub := make([]vec4, 256*vecs)
+	for i := range sub {
+		for l := range sub[i] {
+			sub[i][l] = int64(rng.next() >> 12)
+		}
+	}
+	w := make([]uint8, reps*blockQueries)
+	for i := range w {
+		w[i] = poisson(rng.next() & 0xffffffff)
+	}
+	t := make([]uint8, reps)
+	for i := range t {
+		t[i] = uint8(rng.next())
+	}
+	acc, accP := make([]vec4, reps*vecs), make([]vec4, reps*vecs)
+	for _, v := range []struct {
+		name      string
+		rep       func(acc, sub []vec4, w []uint8, vecs int)
+		perm      func(acc, sub []vec4, t []uint8, vecs int)
+		vectorise bool
+	}{
+		{"scalar", addReplicateRowsScalar, addPermutationRowsScalar, false},
+		{"build", addReplicateRows, addPermutationRows, simdRows},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			for b.Loop() {
+				v.rep(acc, sub, w, vecs)
+				v.perm(accP, sub, t, vecs)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/blockQueries, "ns/query")
 		})
 	}
 }

@@ -43,4 +43,14 @@
 // given set of queries, whatever the split into batches, shards or workers
 // and whatever the order of merging: the distributed evaluation and the
 // single-process one give the same bits.
+//
+// # Paired statistics
+//
+// A Pairing's bootstrap and randomization sums are integers (per-query
+// differences in fixed point), added 8 queries at a time through subset-sum
+// tables in int64 rows and flushed to int128 before they could overflow
+// (replicate.go): the same integers as adding every term on its own, the
+// reference a test holds them to. Built with GOEXPERIMENT=simd on amd64
+// with AVX2, the row loops use simd/archsimd; the default build's scalar
+// loops are the reference of a test that both give the same sums.
 package metric

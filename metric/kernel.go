@@ -63,8 +63,12 @@ type Kernel struct {
 	cfg      Config
 	vals     []float64
 	baseVals []float64
-	weights  []uint32 // bootstrap weights of the current query
+	weights  []uint8  // bootstrap weights of the current query
 	signs    []uint64 // randomization signs of the current query
+	diffs    []int64  // the current query's paired differences, fixed point
+	// blocks[i] accumulates the replicate terms of the Partial's
+	// stats[i] during a Score call (created when first needed).
+	blocks []*replicateBlock
 
 	// scratch bit masks over rank positions, grown as needed
 	rel, judged, gain []uint64
@@ -84,8 +88,9 @@ func NewKernel(cfg Config) (*Kernel, error) {
 	}
 	k := &Kernel{cfg: cfg, vals: make([]float64, len(cfg.Measures)), baseVals: make([]float64, len(cfg.Measures))}
 	if p := cfg.Pairing; p != nil {
-		k.weights = make([]uint32, p.Replicates)
+		k.weights = make([]uint8, p.Replicates)
 		k.signs = make([]uint64, (p.Permutations+63)/64)
+		k.diffs = make([]int64, len(p.Measures))
 		k.pairedGroups = make(map[string]int, len(p.Groups))
 		for i, g := range p.Groups {
 			k.pairedGroups[g] = i
@@ -139,21 +144,56 @@ func (k *Kernel) Score(v *schema.ShardView, p *Partial, perQuery func(row int, v
 			}
 		}
 		if p.stats != nil {
-			qid := v.QueryID.Value(r)
-			p.pairing.draws(qid, k.weights, k.signs)
-			p.stats[0].add(p.pairing, k.vals, k.baseVals, k.weights, k.signs)
-			p.stats[0].addRegressed(p.pairing, qid, v.Seq[r], k.vals, k.baseVals, int32(first+1), int32(baseFirst+1))
-			for i := v.GroupOff[r]; i < v.GroupOff[r+1]; i++ {
-				if gi, ok := k.pairedGroups[v.GroupVal.Value(int(i))]; ok {
-					p.stats[1+gi].add(p.pairing, k.vals, k.baseVals, k.weights, k.signs)
-				}
-			}
+			k.addPaired(p, v, r, first, baseFirst)
 		}
 		if perQuery != nil {
 			perQuery(r, k.vals)
 		}
 	}
+	k.flushPaired(p)
 	return nil
+}
+
+// addPaired adds row r's pair to the paired statistics: the overall
+// group's and those of its tag groups in the Pairing.
+func (k *Kernel) addPaired(p *Partial, v *schema.ShardView, r, first, baseFirst int) {
+	pr := p.pairing
+	if len(k.blocks) != len(p.stats) || len(k.diffs) != len(pr.Measures) || len(k.weights) != pr.Replicates ||
+		len(k.signs) != (pr.Permutations+63)/64 {
+		k.weights = make([]uint8, pr.Replicates)
+		k.signs = make([]uint64, (pr.Permutations+63)/64)
+		k.diffs = make([]int64, len(pr.Measures))
+		k.blocks = make([]*replicateBlock, len(p.stats))
+	}
+	qid := v.QueryID.Value(r)
+	pr.draws(qid, k.weights, k.signs)
+	pr.diffs(k.diffs, k.vals, k.baseVals)
+	k.addStats(p, 0)
+	p.stats[0].addRegressed(pr, qid, v.Seq[r], k.vals, k.baseVals, int32(first+1), int32(baseFirst+1))
+	for i := v.GroupOff[r]; i < v.GroupOff[r+1]; i++ {
+		if gi, ok := k.pairedGroups[v.GroupVal.Value(int(i))]; ok {
+			k.addStats(p, 1+gi)
+		}
+	}
+}
+
+// addStats adds the current query to p.stats[i].
+func (k *Kernel) addStats(p *Partial, i int) {
+	s := p.stats[i]
+	s.addCounts(k.diffs, k.weights)
+	if k.blocks[i] == nil {
+		k.blocks[i] = newReplicateBlock(p.pairing)
+	}
+	k.blocks[i].add(s, k.diffs, k.weights, k.signs)
+}
+
+// flushPaired adds the pending replicate terms to p's statistics.
+func (k *Kernel) flushPaired(p *Partial) {
+	for i, b := range k.blocks {
+		if b != nil && i < len(p.stats) {
+			b.flush(p.stats[i])
+		}
+	}
 }
 
 // ScoreQuery computes the values of one query, for tests and tools; grades

@@ -395,13 +395,40 @@ var poissonCDF = [...]uint64{
 	4292415291, 4294609777, 4294923276, 4294962463, 4294966817, 4294967252,
 }
 
-// poisson maps 32 uniform bits to a Poisson(1) weight (capped at 11).
-func poisson(u uint64) uint32 {
-	w := uint32(0)
+// poissonCount maps 32 uniform bits to a Poisson(1) weight (capped at
+// 11): the number of thresholds at or below them.
+func poissonCount(u uint64) uint8 {
+	w := uint8(0)
 	for _, t := range poissonCDF {
-		w += uint32(b2u(u >= t))
+		w += uint8(b2u(u >= t))
 	}
 	return w
+}
+
+// poissonBuckets[u>>20] is poissonCount(u) for every u in the bucket of
+// 2^20 values, or poissonStraddles if a threshold falls inside it (7 of
+// the 4096 buckets): poissonCount is non-decreasing, so it is constant
+// on a bucket where its ends agree.
+var poissonBuckets = func() (b [1 << 12]uint8) {
+	for i := range b {
+		lo := uint64(i) << 20
+		if w := poissonCount(lo); w == poissonCount(lo+1<<20-1) {
+			b[i] = w
+		} else {
+			b[i] = poissonStraddles
+		}
+	}
+	return b
+}()
+
+const poissonStraddles = 0xff
+
+// poisson is poissonCount, by table.
+func poisson(u uint64) uint8 {
+	if w := poissonBuckets[u>>20]; w != poissonStraddles {
+		return w
+	}
+	return poissonCount(u)
 }
 
 // splitmix64 is the SplitMix64 generator (Steele, Lea, Flood 2014).
@@ -416,7 +443,7 @@ func (s *splitmix64) next() uint64 {
 }
 
 // draws fills the query's bootstrap weights and permutation signs.
-func (p *Pairing) draws(queryID string, weights []uint32, signs []uint64) {
+func (p *Pairing) draws(queryID string, weights []uint8, signs []uint64) {
 	seed := splitmix64(xxh3.HashString(queryID) ^ p.Seed)
 	for i := 0; i < len(weights); i += 2 {
 		u := seed.next()
@@ -430,15 +457,30 @@ func (p *Pairing) draws(queryID string, weights []uint32, signs []uint64) {
 	}
 }
 
-// add records one query's pair of values, with the weights and signs
-// p.draws drew for it.
-func (s *PairedStats) add(p *Pairing, vals, base []float64, weights []uint32, signs []uint64) {
+// diffs sets d[i] to the fixed-point difference run − baseline of the
+// i-th paired measure.
+func (p *Pairing) diffs(d []int64, vals, base []float64) {
+	for i, m := range p.Measures {
+		d[i] = fixed(vals[m]) - fixed(base[m])
+	}
+}
+
+// addCounts adds a query's bootstrap weights and its differences d (from
+// p.diffs) to the sums of weights and of differences; its terms of the
+// replicate and permutation sums go to a replicateBlock or addTerms.
+func (s *PairedStats) addCounts(d []int64, weights []uint8) {
 	for i, w := range weights {
 		s.W[i] += int64(w)
 	}
-	for mi, m := range p.Measures {
-		d := fixed(vals[m]) - fixed(base[m])
-		s.D[mi].add64(d)
+	for mi, x := range d {
+		s.D[mi].add64(x)
+	}
+}
+
+// addTerms adds one query's terms to the replicate and permutation sums,
+// one by one in int128: the reference of replicateBlock.
+func (s *PairedStats) addTerms(d []int64, weights []uint8, signs []uint64) {
+	for mi, d := range d {
 		if d == 0 {
 			continue
 		}
