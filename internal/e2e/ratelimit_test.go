@@ -21,25 +21,24 @@ func maxInWindow(ts []time.Time, w time.Duration) int {
 	return most
 }
 
-// TestRateLimiterAcrossConnections: three connections (three workers'
-// worth) with eight callers each share one schedule: no one-second window
-// holds more than the rate (plus one per connection for rounding), and the
-// callers are not starved.
-func TestRateLimiterAcrossConnections(t *testing.T) {
+// limiterStarts runs conns connections of callers each, sharing the
+// schedule of key at rate, for run; each caller waits on its connection's
+// limiter, then spends work on the request. It returns when every request
+// started.
+func limiterStarts(t *testing.T, key string, rate float64, conns, callers int, run, work time.Duration) []time.Time {
+	t.Helper()
 	s := startServer(t)
-	const rate = 40.0
-	const run = 2500 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), run)
 	defer cancel()
 	var mu sync.Mutex
 	var starts []time.Time
 	var wg sync.WaitGroup
-	for c := 0; c < 3; c++ {
-		l, err := connect(t, s, "limiter").RateLimiter("job-1.retriever", rate)
+	for c := 0; c < conns; c++ {
+		l, err := connect(t, s, "limiter").RateLimiter(key, rate)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for g := 0; g < 8; g++ {
+		for g := 0; g < callers; g++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -47,11 +46,26 @@ func TestRateLimiterAcrossConnections(t *testing.T) {
 					mu.Lock()
 					starts = append(starts, time.Now())
 					mu.Unlock()
+					time.Sleep(work)
 				}
 			}()
 		}
 	}
 	wg.Wait()
+	if _, err := connect(t, s, "limiter").RateLimiter(key, 0); err == nil {
+		t.Fatal("rate 0 accepted")
+	}
+	return starts
+}
+
+// TestRateLimiterAcrossConnections: three connections (three workers'
+// worth) with eight callers each share one schedule: no one-second window
+// holds more than the rate (plus one per connection for rounding), and the
+// callers are not starved.
+func TestRateLimiterAcrossConnections(t *testing.T) {
+	const rate = 40.0
+	const run = 2500 * time.Millisecond
+	starts := limiterStarts(t, "job-1.retriever", rate, 3, 8, run, 0)
 	if most := maxInWindow(starts, time.Second); most > int(rate)+3 {
 		t.Fatalf("%d requests in one second, rate %v", most, rate)
 	}
@@ -59,9 +73,6 @@ func TestRateLimiterAcrossConnections(t *testing.T) {
 		t.Fatalf("%d requests in %s at rate %v: the limiter starves its callers", len(starts), run, rate)
 	}
 	t.Logf("%d requests in %s; at most %d in a second", len(starts), run, maxInWindow(starts, time.Second))
-	if _, err := connect(t, s, "limiter").RateLimiter("job-1.retriever", 0); err == nil {
-		t.Fatal("rate 0 accepted")
-	}
 }
 
 // TestRateLimiterBusyCallers: three connections whose two callers each
@@ -71,33 +82,9 @@ func TestRateLimiterAcrossConnections(t *testing.T) {
 // them go by unused while the others wait, and the job would run well
 // below its rate.
 func TestRateLimiterBusyCallers(t *testing.T) {
-	s := startServer(t)
 	const rate = 100.0
 	const run = 3 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), run)
-	defer cancel()
-	var mu sync.Mutex
-	var starts []time.Time
-	var wg sync.WaitGroup
-	for c := 0; c < 3; c++ {
-		l, err := connect(t, s, "limiter").RateLimiter("job-2.retriever", rate)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for g := 0; g < 2; g++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for l.Wait(ctx) == nil {
-					mu.Lock()
-					starts = append(starts, time.Now())
-					mu.Unlock()
-					time.Sleep(30 * time.Millisecond)
-				}
-			}()
-		}
-	}
-	wg.Wait()
+	starts := limiterStarts(t, "job-2.retriever", rate, 3, 2, run, 30*time.Millisecond)
 	if most := maxInWindow(starts, time.Second); most > int(rate)+3 {
 		t.Fatalf("%d requests in one second, rate %v", most, rate)
 	}
