@@ -365,6 +365,15 @@ func TestLineEnds(t *testing.T) {
 	path := writeFile(t, t.TempDir(), "mac.tsv", []byte("1\tone\r2\ttwo\r"))
 	_, err := load(t, path, Options{}, "1")
 	wantInputError(t, err, "", schema.ErrLineEnds, "CR only")
+	// A CR inside a first line longer than a block is not a line end: the
+	// file has LFs, and the answer must not depend on the block size.
+	text := []byte("1\tone\rtwo three four\n2\ttwo\n")
+	path = writeFile(t, t.TempDir(), "cr-in-text.tsv", text)
+	for _, bs := range []int{4, 1 << 20} {
+		if _, err := load(t, path, Options{BlockSize: bs}, "1"); errors.Is(err, schema.ErrLineEnds) {
+			t.Errorf("block size %d: %v", bs, err)
+		}
+	}
 }
 
 // TestGzipBroken checks that a gzipped corpus cut short or followed by

@@ -239,24 +239,29 @@ func split(ctx context.Context, path string, src io.Reader, blockSize int, work 
 		buf := *bufp
 		n := copy(buf, carry)
 		var err error
+		tooLong := false
 		for {
 			n, err = fill(src, buf, n)
 			if err == io.EOF {
 				eof, err = true, nil
 			}
-			if first && err == nil && crOnly(buf[:n]) {
-				err = &schema.InputError{File: path, Err: fmt.Errorf("%w: line ends are CR only (classic Mac); convert to LF", schema.ErrLineEnds)}
-			}
 			if eof || err != nil || bytes.IndexByte(buf[len(carry):n], '\n') >= 0 {
 				break
 			}
 			if len(buf) >= schema.MaxLineBytes {
+				tooLong = true
 				err = &schema.InputError{File: path, Err: fmt.Errorf("line longer than %d bytes", schema.MaxLineBytes)}
 				break
 			}
 			grown := make([]byte, 2*len(buf))
 			copy(grown, buf[:n])
 			buf, bufp = grown, &grown
+		}
+		// The first block now holds the first line whole (or the whole
+		// file, or MaxLineBytes of it), whatever the block size, so the
+		// verdict on its line ends does not depend on where blocks end.
+		if first && crOnly(buf[:min(n, schema.MaxLineBytes)]) && (err == nil || tooLong) {
+			err = &schema.InputError{File: path, Err: fmt.Errorf("%w: line ends are CR only (classic Mac); convert to LF", schema.ErrLineEnds)}
 		}
 		if err != nil {
 			sendErr(err)
