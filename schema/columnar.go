@@ -912,8 +912,10 @@ func containsByte(s string, c byte) bool {
 }
 
 // ipcFileSource reads an Arrow IPC file, memory-mapped when the platform
-// allows: the Arrow reader then copies its buffers straight from the page
-// cache, with no read calls. Its record batches are its units.
+// allows. An uncompressed batch of plain types is a view (viewRecord): of
+// the mapping in a large file, of one read of the batch in a small one;
+// others are copied from the mapping by the Arrow reader. Its record
+// batches are its units.
 type ipcFileSource struct {
 	f  *os.File
 	mm mapping
@@ -982,8 +984,12 @@ func (s *ipcFileSource) next() (arrow.Record, error) {
 
 func (s *ipcFileSource) close() error {
 	s.r.Close()
-	// Records hold copies of the buffers, never the mapping itself.
-	err := s.mm.unmap()
+	// A mapping records were views of stays (viewMappedMinSize); other
+	// records hold copies of the buffers.
+	var err error
+	if s.mapped == nil || !s.mapped.viewed.Load() {
+		err = s.mm.unmap()
+	}
 	if cerr := s.f.Close(); err == nil {
 		err = cerr
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
@@ -14,19 +15,28 @@ import (
 )
 
 // mappedBatches reads the record batches of a memory-mapped Arrow IPC file
-// whose schema has no dictionaries, handing the Arrow reader each
-// message's metadata and body as views of the mapping: the reader then
-// copies each buffer once, where its file reader copies every body whole
-// first. The file's framing has been checked (CheckIPCFile).
+// whose schema has no dictionaries. A batch viewRecord can lay out is read
+// with one read call into a buffer its arrays view; for any other, the
+// Arrow reader gets its metadata and body as views of the mapping and
+// copies each buffer once (where its file reader copies every body whole
+// first). The file's framing has been checked (CheckIPCFile).
 type mappedBatches struct {
-	mm     mapping
-	schema message // the stream's schema message, after the file's magic
-	blocks []message
+	mm          mapping
+	schema      message // the stream's schema message, after the file's magic
+	blocks      []message
+	arrowSchema *arrow.Schema // the file's schema
+	ra          io.ReaderAt   // the file
+	// viewed is set once a record viewing the mapping was handed out: the
+	// mapping must then stay.
+	viewed atomic.Bool
 }
 
 // message is an IPC message in the mapping: its metadata flatbuffer and
 // body.
-type message struct{ meta, body []byte }
+type message struct {
+	meta, body       []byte
+	bodyOff, bodyLen int64 // the body's place in the file
+}
 
 // newMappedBatches returns the batches of the mapped file mm, or nil when
 // the file does not suit (dictionaries, unexpected framing).
@@ -65,7 +75,7 @@ func newMappedBatches(mm mapping, ra io.ReaderAt, s *arrow.Schema) (b *mappedBat
 	if err != nil {
 		return nil
 	}
-	b = &mappedBatches{mm: mm, schema: sch}
+	b = &mappedBatches{mm: mm, schema: sch, arrowSchema: s, ra: ra}
 	for i := 0; i < n; i++ {
 		at := int(start) + i*sizeFooterBlock
 		off := int64(binary.LittleEndian.Uint64(footer[at:]))
@@ -76,6 +86,7 @@ func newMappedBatches(mm mapping, ra io.ReaderAt, s *arrow.Schema) (b *mappedBat
 			return nil
 		}
 		m.body = mm[off+metaLen : off+metaLen+bodyLen]
+		m.bodyOff, m.bodyLen = off+metaLen, bodyLen
 		b.blocks = append(b.blocks, m)
 	}
 	return b
@@ -141,10 +152,53 @@ func hasDictionary(s *arrow.Schema) bool {
 	return false
 }
 
+// viewMappedMinSize is the smallest file whose batches are views of the
+// mapping itself. Such a mapping is never unmapped (strings taken from its
+// records may be used after the file is closed), so it holds address space
+// and the file until the process exits; smaller files, which a process may
+// read by the thousand, are read into memory instead. A variable for
+// tests.
+var viewMappedMinSize = 64 << 20
+
+// view decodes batch i as views (viewRecord): of the mapping when the
+// file is large, else of memory it reads the batch into.
+func (b *mappedBatches) view(i int) (arrow.Record, error) {
+	blk := &b.blocks[i]
+	metaOff := blk.bodyOff - int64(len(blk.meta))
+	if len(b.mm) >= viewMappedMinSize {
+		rel := &pageRelease{mm: b.mm, msg: b.mm[metaOff : blk.bodyOff+blk.bodyLen]}
+		rec, err := viewRecord(b.arrowSchema, blk.meta, func() ([]byte, error) { return blk.body, nil }, rel)
+		if err == nil {
+			b.viewed.Store(true)
+		}
+		return rec, err
+	}
+	// Read into memory of our own, not through the mapping: a fault
+	// there maps a whole folio of the page cache into the process.
+	meta := make([]byte, len(blk.meta))
+	if _, err := b.ra.ReadAt(meta, metaOff); err != nil {
+		return nil, fmt.Errorf("read record batch %d: %w", i, err)
+	}
+	return viewRecord(b.arrowSchema, meta, func() ([]byte, error) {
+		body := make([]byte, blk.bodyLen)
+		if _, err := b.ra.ReadAt(body, blk.bodyOff); err != nil {
+			return nil, fmt.Errorf("read record batch %d: %w", i, err)
+		}
+		return body, nil
+	}, nil)
+}
+
 // record decodes batch i.
 func (b *mappedBatches) record(i int, mem memory.Allocator) (arrow.Record, error) {
 	if i < 0 || i >= len(b.blocks) {
 		return nil, fmt.Errorf("record batch %d of %d", i, len(b.blocks))
+	}
+	rec, err := b.view(i)
+	if err == nil {
+		return rec, nil
+	}
+	if !errors.Is(err, errNoView) {
+		return nil, err
 	}
 	mr := &viewMessages{msgs: []message{b.schema, b.blocks[i]}}
 	r, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(mem))
@@ -158,7 +212,7 @@ func (b *mappedBatches) record(i int, mem memory.Allocator) (arrow.Record, error
 		}
 		return nil, errors.New("no record batch in block")
 	}
-	rec := r.Record()
+	rec = r.Record()
 	rec.Retain()
 	// The record holds copies: the body's pages are not needed again.
 	b.mm.drop(b.blocks[i].body)
