@@ -1,26 +1,31 @@
 package ingest
 
-import "github.com/zeebo/xxh3"
-
 // internTable maps the doc ids of one query to dense integer ids. It is an
-// open-addressing table that stores the strings and compares them exactly:
-// the 64-bit hash only picks the slot, it never decides identity. Slots of
-// earlier queries are recognised by their generation, so reset is O(1).
+// open-addressing table that compares the strings exactly: the 64-bit hash
+// only picks the slot, it never decides identity. A slot refers to its key
+// by index, into the query's judged doc ids then its ranked ones, so the
+// table holds no pointers (the garbage collector neither scans it nor
+// tracks writes to it). Slots of earlier queries are recognised by their
+// generation, so reset is O(1).
 type internTable struct {
-	slots []slot
-	mask  uint64
-	gen   uint32
+	slots  []slot
+	mask   uint64
+	gen    uint32
+	judged []string
+	docs   []string
 }
 
 type slot struct {
+	hash uint64
 	gen  uint32
 	id   uint32
-	hash uint64
-	key  string
+	ref  int32 // the key: judged[ref], or docs[ref-len(judged)]
 }
 
-// reset prepares the table for a query with up to n distinct ids.
-func (t *internTable) reset(n int) {
+// reset prepares the table for a query's keys: its judged doc ids, then
+// its ranked ones.
+func (t *internTable) reset(judged, docs []string) {
+	n := len(judged) + len(docs)
 	size := 64
 	for size < 2*n {
 		size *= 2
@@ -30,6 +35,7 @@ func (t *internTable) reset(n int) {
 		t.gen = 0
 	}
 	t.mask = uint64(len(t.slots) - 1)
+	t.judged, t.docs = judged, docs
 	t.gen++
 	if t.gen == 0 { // wrapped: old generations could collide
 		clear(t.slots)
@@ -37,22 +43,25 @@ func (t *internTable) reset(n int) {
 	}
 }
 
-// lookupOrInsert returns the id of key, inserting it with id next when it
-// is new; found reports whether it was there.
-func (t *internTable) lookupOrInsert(key string, next uint32) (id uint32, found bool) {
-	return t.lookupOrInsertHash(key, xxh3.HashString(key), next)
+// key returns the key a slot refers to.
+func (t *internTable) key(ref int32) string {
+	if int(ref) < len(t.judged) {
+		return t.judged[ref]
+	}
+	return t.docs[int(ref)-len(t.judged)]
 }
 
-// lookupOrInsertHash is lookupOrInsert for a key whose xxh3 hash h the
-// caller has already computed.
-func (t *internTable) lookupOrInsertHash(key string, h uint64, next uint32) (id uint32, found bool) {
+// lookupOrInsert returns the id of key ref, whose xxh3 hash is h,
+// inserting it with id next when it is new; found reports whether it was
+// there.
+func (t *internTable) lookupOrInsert(ref int32, h uint64, next uint32) (id uint32, found bool) {
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		s := &t.slots[i]
 		if s.gen != t.gen {
-			*s = slot{gen: t.gen, id: next, hash: h, key: key}
+			*s = slot{gen: t.gen, id: next, hash: h, ref: ref}
 			return next, false
 		}
-		if s.hash == h && s.key == key {
+		if s.hash == h && t.key(s.ref) == t.key(ref) {
 			return s.id, true
 		}
 	}

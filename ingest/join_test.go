@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/zeebo/xxh3"
+
 	"github.com/evalgate/evalgate/schema"
 )
 
@@ -392,21 +394,29 @@ func TestRankByRankNeedsRanks(t *testing.T) {
 
 func TestInternComparesStrings(t *testing.T) {
 	var tab internTable
-	tab.reset(4)
 	keys := []string{"doc-1", "doc-10", "doc-1 ", "Doc-1", ""}
+	again := make([]string, len(keys))
 	for i, k := range keys {
-		if id, found := tab.lookupOrInsert(k, uint32(i)); found || id != uint32(i) {
+		again[i] = strings.Clone(k)
+	}
+	tab.reset(keys, again)
+	for i, k := range keys {
+		if id, found := tab.lookupOrInsert(int32(i), xxh3.HashString(k), uint32(i)); found || id != uint32(i) {
 			t.Fatalf("insert %q: id %d found %v", k, id, found)
 		}
 	}
-	for i, k := range keys {
-		if id, found := tab.lookupOrInsert(strings.Clone(k), 99); !found || id != uint32(i) {
+	for i, k := range again {
+		if id, found := tab.lookupOrInsert(int32(len(keys)+i), xxh3.HashString(k), 99); !found || id != uint32(i) {
 			t.Fatalf("lookup %q: id %d found %v", k, id, found)
 		}
 	}
+	// Equal hashes alone do not make equal keys.
+	if _, found := tab.lookupOrInsert(int32(len(keys)+1), xxh3.HashString(keys[0]), 99); found {
+		t.Fatal("a different key with the same hash was found")
+	}
 	// A reset forgets everything without clearing.
-	tab.reset(4)
-	if _, found := tab.lookupOrInsert("doc-1", 0); found {
+	tab.reset(keys[:1], nil)
+	if _, found := tab.lookupOrInsert(0, xxh3.HashString("doc-1"), 0); found {
 		t.Fatal("reset table still finds an old key")
 	}
 }

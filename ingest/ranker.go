@@ -46,9 +46,9 @@ type Ranking struct {
 // document.
 func (r *Ranker) Rank(queryID string, judged, docs []string, depth int) Ranking {
 	nJudged := len(judged)
-	r.table.reset(nJudged + len(docs))
+	r.table.reset(judged, docs)
 	for i, d := range judged {
-		r.table.lookupOrInsert(d, uint32(i))
+		r.table.lookupOrInsert(int32(i), xxh3.HashString(d), uint32(i))
 	}
 	r.ids, r.dupes, r.kept = r.ids[:0], r.dupes[:0], r.kept[:0]
 	r.hashes = binary.LittleEndian.AppendUint64(r.hashes[:0], xxh3.HashString(queryID))
@@ -59,7 +59,7 @@ func (r *Ranker) Rank(queryID string, judged, docs []string, depth int) Ranking 
 		// another doc is found with an id ≥ nJudged (ids are handed out in
 		// ranking order).
 		h := xxh3.HashString(d) // picks the slot and is the digest's term
-		id, found := r.table.lookupOrInsertHash(d, h, next)
+		id, found := r.table.lookupOrInsert(int32(nJudged+i), h, next)
 		if !found {
 			next++
 		} else if id >= uint32(nJudged) || r.isRanked(id) {
