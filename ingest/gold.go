@@ -56,6 +56,17 @@ func (g *Gold) Lookup(queryID string) int32 {
 	return -1
 }
 
+// LookupNext is Lookup for a caller going through queries mostly in the
+// gold set's order (as most runs list them): it tries the query after
+// prev (the last index found, or -1) before the index, whose map probes
+// miss the cache on a large gold set.
+func (g *Gold) LookupNext(prev int32, queryID string) int32 {
+	if next := prev + 1; next >= 0 && int(next) < len(g.queries) && g.queries[next].id == queryID {
+		return next
+	}
+	return g.Lookup(queryID)
+}
+
 // QueryID returns the id of query i.
 func (g *Gold) QueryID(i int32) string { return g.queries[i].id }
 

@@ -168,3 +168,24 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// TestLookupNext checks that LookupNext finds what Lookup finds, whether
+// the queries come in the gold set's order or not.
+func TestLookupNext(t *testing.T) {
+	g := loadGold(t, "q1 0 a 1\nq2 0 a 1\nq3 0 a 1\nq4 0 a 1\n")
+	for _, tc := range []struct {
+		prev int32
+		id   string
+	}{
+		{-1, "q1"}, {0, "q2"}, {1, "q3"}, {2, "q4"}, // in order
+		{3, "q1"}, {-1, "q3"}, {0, "q4"}, {2, "q2"}, // out of order
+		{3, "nope"}, {-1, "nope"}, {1, ""}, // absent
+	} {
+		if got, want := g.LookupNext(tc.prev, tc.id), g.Lookup(tc.id); got != want {
+			t.Errorf("LookupNext(%d, %q) = %d, Lookup = %d", tc.prev, tc.id, got, want)
+		}
+	}
+	if g.LookupNext(0, "q2") != 1 || g.LookupNext(3, "q1") != 0 {
+		t.Error("LookupNext misses a query")
+	}
+}

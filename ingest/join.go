@@ -355,9 +355,11 @@ type grouper struct {
 	seenGold []bool
 	runOnly  map[string]struct{}
 	held     map[*schema.Batch]bool // batches the current unit references
+	lastGold int32                  // the gold query last found (-1: none)
 }
 
 func (g *grouper) init() {
+	g.lastGold = -1
 	g.seenGold = make([]bool, g.j.gold.NumQueries())
 	g.runOnly = map[string]struct{}{}
 }
@@ -407,7 +409,10 @@ func (g *grouper) add(gr group) error {
 
 // finish decides what happens to one query's run rows.
 func (g *grouper) finish(qid string, segs []segment, listForm bool) error {
-	gi := g.j.gold.Lookup(qid)
+	gi := g.j.gold.LookupNext(g.lastGold, qid)
+	if gi >= 0 {
+		g.lastGold = gi
+	}
 	if gi < 0 {
 		if _, ok := g.runOnly[qid]; !ok {
 			g.runOnly[strings.Clone(qid)] = struct{}{}
@@ -657,18 +662,20 @@ func (b *builder) build(u *Unit) error {
 		u.Rows.Grow(len(u.groups), entries, grades)
 	}
 	for _, gr := range u.groups {
-		if err := b.collect(u, gr); err != nil {
-			return err
+		if !b.collectRanked(gr) {
+			if err := b.collect(u, gr); err != nil {
+				return err
+			}
+			b.docs = b.docs[:0]
+			for _, e := range b.entries {
+				b.docs = append(b.docs, e.doc)
+			}
 		}
 		grades := gold.Grades(gr.gold)
 		qid := gold.QueryID(gr.gold)
 		b.judged = b.judged[:0]
 		for i := range grades {
 			b.judged = append(b.judged, gold.Doc(gr.gold, i))
-		}
-		b.docs = b.docs[:0]
-		for _, e := range b.entries {
-			b.docs = append(b.docs, e.doc)
 		}
 		rk := b.ranker.Rank(qid, b.judged, b.docs, cfg.Depth)
 		if n := int64(len(rk.Duplicates)); n > 0 {
@@ -689,7 +696,7 @@ func (b *builder) build(u *Unit) error {
 		if cfg.JudgedOnly {
 			u.stats.UnjudgedDropped += Unjudged(grades, rk.IDs)
 		}
-		u.stats.RunEntries += int64(len(b.entries))
+		u.stats.RunEntries += int64(len(b.docs))
 		rows := &u.Rows
 		if cfg.Route != nil {
 			route := cfg.Route(qid)
@@ -720,6 +727,13 @@ func (b *builder) build(u *Unit) error {
 // refuseDuplicates reports every repeated doc id of a query (--strict),
 // naming both places in the run.
 func (b *builder) refuseDuplicates(u *Unit, gr group, qid string, dupes []int32) {
+	// collectRanked leaves no entries: gather them (in the same order,
+	// the group being ranked already) for their positions.
+	if len(b.entries) != len(b.docs) {
+		if err := b.collect(u, gr); err != nil {
+			return
+		}
+	}
 	first := b.positions()
 	for _, i := range dupes {
 		e := b.entries[i]
@@ -745,6 +759,38 @@ func (b *builder) positions() map[string]int64 {
 		}
 	}
 	return m
+}
+
+// collectRanked puts a group's doc ids in b.docs straight from its
+// long-form segments when their scores already rank them (tools write
+// runs best first), with no entries; otherwise it does nothing and reports
+// false, for collect to gather and sort the entries.
+func (b *builder) collectRanked(gr group) bool {
+	if b.j.cfg.RankBy != RankByScore {
+		return false
+	}
+	b.docs, b.entries = b.docs[:0], b.entries[:0]
+	var prevDoc string
+	var prevScore float64
+	for _, s := range gr.segs {
+		if s.b.Form != schema.FormRunLong {
+			return false
+		}
+		rec := s.b.Record
+		docs := rec.Column(1).(*array.String)
+		scores := rec.Column(2).(*array.Float64).Float64Values()
+		for i := s.lo; i < s.hi; i++ {
+			doc, score := docs.Value(i), scores[i]
+			// In order unless it ranks before the one above
+			// (compareByScore; equal entries are in source order).
+			if len(b.docs) > 0 && !(score < prevScore) && (score != prevScore || doc > prevDoc) {
+				return false
+			}
+			b.docs = append(b.docs, doc)
+			prevDoc, prevScore = doc, score
+		}
+	}
+	return true
 }
 
 // collect gathers and ranks the entries of one group.
