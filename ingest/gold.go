@@ -454,21 +454,9 @@ func (l *goldLoader) buildPart(file string, p *goldPart, spanStart, order []int3
 				part = append(part, b.judgment(s, int(v)))
 			}
 		}
-		// Duplicates: sort by doc (stable, so the first occurrence leads).
-		slices.SortStableFunc(part, func(a, b judgment) int { return strings.Compare(a.doc, b.doc) })
-		kept := part[:0]
-		for i, j := range part {
-			if i > 0 && j.doc == kept[len(kept)-1].doc {
-				prev := kept[len(kept)-1]
-				if j.grade != prev.grade {
-					p.errs.Add(posError(file, j.pos, "", fmt.Errorf("%w: query %q doc %q has grade %d here and %d at %s",
-						schema.ErrDuplicate, q.id, j.doc, j.grade, prev.grade, posString(prev.pos))))
-				} else {
-					p.duplicates++
-				}
-				continue
-			}
-			kept = append(kept, j)
+		kept := part
+		if hasDuplicateDoc(part) {
+			kept = p.dropDuplicates(file, q.id, part)
 		}
 		// Canonical judged order: grade descending, then doc id.
 		slices.SortFunc(kept, func(a, b judgment) int {
@@ -498,6 +486,56 @@ func (l *goldLoader) buildPart(file string, p *goldPart, spanStart, order []int3
 		q.end = int32(j0 + p.nj)
 		p.sum = add128(p.sum, hash128(hasher))
 	}
+}
+
+// hasDuplicateDoc reports whether two judgments of one query name the
+// same doc: pairwise for the few judgments most queries have, else
+// through a sorted copy of the doc ids.
+func hasDuplicateDoc(part []judgment) bool {
+	if len(part) <= 16 {
+		for i := 1; i < len(part); i++ {
+			for _, o := range part[:i] {
+				if o.doc == part[i].doc {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	docs := make([]string, len(part))
+	for i, j := range part {
+		docs[i] = j.doc
+	}
+	slices.Sort(docs)
+	for i := 1; i < len(docs); i++ {
+		if docs[i] == docs[i-1] {
+			return true
+		}
+	}
+	return false
+}
+
+// dropDuplicates keeps the first judgment of each doc of one query
+// (sorted by doc), counting identical repeats and reporting conflicting
+// grades in order of doc, then position.
+func (p *goldPart) dropDuplicates(file, query string, part []judgment) []judgment {
+	// Stable, so that the first occurrence leads.
+	slices.SortStableFunc(part, func(a, b judgment) int { return strings.Compare(a.doc, b.doc) })
+	kept := part[:0]
+	for i, j := range part {
+		if i > 0 && j.doc == kept[len(kept)-1].doc {
+			prev := kept[len(kept)-1]
+			if j.grade != prev.grade {
+				p.errs.Add(posError(file, j.pos, "", fmt.Errorf("%w: query %q doc %q has grade %d here and %d at %s",
+					schema.ErrDuplicate, query, j.doc, j.grade, prev.grade, posString(prev.pos))))
+			} else {
+				p.duplicates++
+			}
+			continue
+		}
+		kept = append(kept, j)
+	}
+	return kept
 }
 
 func hash128(h *xxh3.Hasher) [2]uint64 {
