@@ -564,20 +564,28 @@ func idsValid(c *array.String) bool {
 	if n == 0 {
 		return true
 	}
-	if c.NullN() != 0 || CheckStringOffsets(c) != nil {
+	bufs := c.Data().Buffers()
+	if c.NullN() != 0 || len(bufs) < 3 || bufs[1] == nil || bufs[2] == nil {
 		return false
 	}
-	buf := c.Data().Buffers()[2]
-	if buf == nil {
-		return false // every value empty
+	all := arrow.Int32Traits.CastFromBytes(bufs[1].Bytes())
+	start := c.Data().Offset()
+	if start < 0 || start+n+1 > len(all) {
+		return false
 	}
-	data := buf.Bytes()
-	off := c.ValueOffsets()
-	for i := 0; i < n; i++ {
-		s := off[i]
-		if off[i+1] == s || data[s]&0xC0 == 0x80 {
+	data := bufs[2].Bytes()
+	off := all[start : start+n+1]
+	if off[0] < 0 || int(off[n]) > len(data) {
+		return false
+	}
+	// One pass: offsets strictly increasing (no empty value, none
+	// decreasing), each value starting on a character boundary.
+	prev := off[0]
+	for _, e := range off[1:] {
+		if e <= prev || data[prev]&0xC0 == 0x80 {
 			return false
 		}
+		prev = e
 	}
 	return utf8.Valid(data[off[0]:off[n]])
 }
