@@ -50,7 +50,7 @@ func (g *Gold) NumQueries() int { return len(g.queries) }
 
 // Lookup returns the index of a query, or -1.
 func (g *Gold) Lookup(queryID string) int32 {
-	if i, ok := g.byID.lookup(queryID); ok {
+	if i, ok := g.byID.lookup(queryID, g.QueryID); ok {
 		return i
 	}
 	return -1

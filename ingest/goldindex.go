@@ -14,40 +14,112 @@ import (
 // indexes never depend on the core count.
 const queryShards = 64
 
-// queryIndex maps query ids to their index in the gold set, in maps chosen
-// by the ids' hash.
+// queryIndex maps query ids to their index in the gold set: an
+// open-addressing table per shard (the shard chosen by the id's hash),
+// whose slots hold the hash and a reference, never the id itself. The
+// caller compares ids through the reference (a query's id), so the index
+// holds no pointers: the garbage collector neither scans it nor tracks
+// writes to it, and filling it touches one slot per id rather than a map's
+// buckets and keys.
 type queryIndex struct {
-	shards  [queryShards]map[string]int32
-	strs    arena.Bytes // the ids added one by one, as the maps' keys
+	shards  [queryShards]idTable
+	strs    arena.Bytes // the ids added one by one (list form)
 	idBytes int         // bytes of ids stored
 }
 
-func newQueryIndex() *queryIndex {
-	x := &queryIndex{}
-	for i := range x.shards {
-		x.shards[i] = map[string]int32{}
-	}
-	return x
+// idTable is one shard of a queryIndex: linear probing over a power of
+// two slots, at most half full.
+type idTable struct {
+	slots []idSlot
+	n     int
 }
+
+// idSlot is a used slot or an empty one (the zero value).
+type idSlot struct {
+	hash uint64
+	ref  int32 // a query index; during intern, -(span+1) for a new query
+	used bool
+}
+
+func newQueryIndex() *queryIndex { return &queryIndex{} }
 
 func shardOf(h uint64) int { return int(h % queryShards) }
 
-func (x *queryIndex) lookup(id string) (int32, bool) {
-	i, ok := x.shards[shardOf(xxh3.HashString(id))][id]
-	return i, ok
+// slotOf is the first slot to probe for hash h: bits the shard did not
+// use.
+func (t *idTable) slotOf(h uint64) int { return int((h / queryShards) & uint64(len(t.slots)-1)) }
+
+// find returns the reference of the slot with hash h whose reference
+// match accepts.
+func (t *idTable) find(h uint64, match func(ref int32) bool) (int32, bool) {
+	if len(t.slots) == 0 {
+		return 0, false
+	}
+	mask := len(t.slots) - 1
+	for i := t.slotOf(h); ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if !s.used {
+			return 0, false
+		}
+		if s.hash == h && match(s.ref) {
+			return s.ref, true
+		}
+	}
+}
+
+// reserve makes room for n more entries.
+func (t *idTable) reserve(n int) {
+	size := max(len(t.slots), 16)
+	for size < 2*(t.n+n) {
+		size *= 2
+	}
+	if size == len(t.slots) {
+		return
+	}
+	old := t.slots
+	t.slots = make([]idSlot, size)
+	for _, s := range old {
+		if s.used {
+			t.place(s)
+		}
+	}
+}
+
+// insert adds a new entry (find did not find it).
+func (t *idTable) insert(h uint64, ref int32) {
+	t.reserve(1)
+	t.place(idSlot{hash: h, ref: ref, used: true})
+	t.n++
+}
+
+func (t *idTable) place(s idSlot) {
+	mask := len(t.slots) - 1
+	i := t.slotOf(s.hash)
+	for t.slots[i].used {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = s
+}
+
+// lookup returns the index of the query whose id is id, idOf giving each
+// query's id.
+func (x *queryIndex) lookup(id string, idOf func(q int32) string) (int32, bool) {
+	h := xxh3.HashString(id)
+	return x.shards[shardOf(h)].find(h, func(q int32) bool { return idOf(q) == id })
 }
 
 // query returns the index of id, adding the query if it is new.
 func (l *goldLoader) query(id string) int32 {
 	x := l.g.byID
-	s := shardOf(xxh3.HashString(id))
-	if i, ok := x.shards[s][id]; ok {
+	h := xxh3.HashString(id)
+	t := &x.shards[shardOf(h)]
+	if i, ok := t.find(h, func(q int32) bool { return l.queries.At(int(q)).id == id }); ok {
 		return i
 	}
 	i := int32(l.queries.Len())
 	id = x.strs.String(id)
 	x.idBytes += len(id)
-	x.shards[s][id] = i
+	t.insert(h, i)
 	l.queries.Append(goldQuery{id: id})
 	return i
 }
@@ -62,27 +134,30 @@ func (l *goldLoader) intern(ctx context.Context) error {
 	if len(spans) == 0 {
 		return nil
 	}
-	start, order, err := spansByShard(ctx, spans)
+	start, order, hashes, err := spansByShard(ctx, spans)
 	if err != nil {
 		return err
 	}
 	// Each shard resolves its known ids and marks each new one with its
-	// first span, -(span+1), in the map and in every span of it.
+	// first span, -(span+1), in its table and in every span of it.
 	x := l.g.byID
 	strs := make([]arena.Bytes, runtime.GOMAXPROCS(0)) // one per goroutine
 	err = parallelW(ctx, queryShards, len(strs), func(w, s int) {
-		if len(x.shards[s]) == 0 {
-			// Sized for the spans: most queries have one.
-			x.shards[s] = make(map[string]int32, start[s+1]-start[s])
-		}
-		m := x.shards[s]
+		t := &x.shards[s]
+		t.reserve(int(start[s+1] - start[s])) // most queries have one span
 		for _, i := range order[start[s]:start[s+1]] {
 			sp := &spans[i]
-			q, ok := m[sp.id]
+			h := hashes[i]
+			q, ok := t.find(h, func(ref int32) bool {
+				if ref < 0 {
+					return spans[-ref-1].id == sp.id
+				}
+				return l.queries.At(int(ref)).id == sp.id
+			})
 			if !ok {
 				q = -(i + 1)
 				sp.id = strs[w].String(sp.id)
-				m[sp.id] = q
+				t.insert(h, q)
 			} else {
 				sp.id = ""
 			}
@@ -109,19 +184,20 @@ func (l *goldLoader) intern(ctx context.Context) error {
 	}
 	l.releaseIDs()
 	return parallel(ctx, queryShards, func(s int) {
-		m := x.shards[s]
-		for id, q := range m {
-			if q < 0 {
-				m[id] = spans[-q-1].query
+		slots := x.shards[s].slots
+		for k := range slots {
+			if sl := &slots[k]; sl.used && sl.ref < 0 {
+				sl.ref = spans[-sl.ref-1].query
 			}
 		}
 	})
 }
 
 // spansByShard returns the spans' indexes grouped by the shard of their
-// id, in file order within a shard: shard s has order[start[s]:start[s+1]].
-func spansByShard(ctx context.Context, spans []span) (start, order []int32, err error) {
-	hashes := make([]uint64, len(spans))
+// id, in file order within a shard (shard s has order[start[s]:start[s+1]]),
+// and the hashes of their ids.
+func spansByShard(ctx context.Context, spans []span) (start, order []int32, hashes []uint64, err error) {
+	hashes = make([]uint64, len(spans))
 	const chunk = 1 << 15
 	err = parallel(ctx, (len(spans)+chunk-1)/chunk, func(c int) {
 		for i := c * chunk; i < min((c+1)*chunk, len(spans)); i++ {
@@ -129,7 +205,7 @@ func spansByShard(ctx context.Context, spans []span) (start, order []int32, err 
 		}
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	start = make([]int32, queryShards+1)
 	for _, h := range hashes {
@@ -146,5 +222,5 @@ func spansByShard(ctx context.Context, spans []span) (start, order []int32, err 
 		order[next[s]] = int32(i)
 		next[s]++
 	}
-	return start, order, nil
+	return start, order, hashes, nil
 }
