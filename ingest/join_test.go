@@ -159,6 +159,46 @@ func TestDuplicatesKeepBestRanked(t *testing.T) {
 	}
 }
 
+// TestRankedRunsNeedNoSort checks that a run already in ranking order
+// (read without sorting) and the same run in another order (sorted) give
+// the same rows, and that --strict names the same places either way.
+func TestRankedRunsNeedNoSort(t *testing.T) {
+	g := loadGold(t, tieGold)
+	rng := rand.New(rand.NewPCG(1, 2))
+	docs := []string{"a", "b", "c", "x", "y", "z"}
+	for trial := 0; trial < 200; trial++ {
+		var lines []string
+		for i := 0; i < 1+rng.IntN(8); i++ {
+			score := float64(rng.IntN(4)) // ties, repeated docs
+			lines = append(lines, fmt.Sprintf("q1 Q0 %s %d %g t\n", docs[rng.IntN(len(docs))], i+1, score))
+		}
+		shuffled := strings.Join(lines, "")
+		ranked := mustJoin(t, g, shuffled, Config{RelLevel: 1})
+		// Rank the lines as trec_eval does, so that the join reads them as
+		// they come.
+		slices.SortStableFunc(lines, func(a, b string) int {
+			fa, fb := strings.Fields(a), strings.Fields(b)
+			if fa[4] != fb[4] {
+				return strings.Compare(fb[4], fa[4]) // one-digit scores
+			}
+			return strings.Compare(fb[2], fa[2])
+		})
+		inOrder := mustJoin(t, g, strings.Join(lines, ""), Config{RelLevel: 1})
+		if !slices.Equal(ranked.rows[0].run, inOrder.rows[0].run) || ranked.stats != inOrder.stats {
+			t.Fatalf("run\n%s\nin ranking order\n%s\ngives %v %+v, want %v %+v", shuffled, strings.Join(lines, ""),
+				inOrder.rows[0].run, inOrder.stats, ranked.rows[0].run, ranked.stats)
+		}
+	}
+	// A ranked run with repeats, refused by --strict with both places.
+	run := "q1 Q0 c 1 9.0 t\nq1 Q0 a 2 8.0 t\nq1 Q0 c 3 5.0 t\nq1 Q0 a 4 1.0 t\n"
+	_, err := join(t, g, "run.trec", run, Config{RelLevel: 1, Strict: true}, false)
+	for _, frag := range []string{"run.trec:3:", "also at line 1", "run.trec:4:", "also at line 2"} {
+		if err == nil || !strings.Contains(err.Error(), frag) {
+			t.Errorf("strict error %v lacks %q", err, frag)
+		}
+	}
+}
+
 func TestDepthCutoff(t *testing.T) {
 	g := loadGold(t, tieGold)
 	run := "q1 Q0 u 1 9 t\nq1 Q0 v 2 8 t\nq1 Q0 c 3 7 t\nq1 Q0 a 4 6 t\n"
