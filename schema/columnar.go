@@ -1068,7 +1068,16 @@ func newParquetSource(f *os.File, opts Options) (recordSource, error) {
 		pf.Close()
 		return nil, err
 	}
-	return &parquetSource{f: f, pf: pf, fr: fr, sc: sc, flat: newFlatPlan(pf)}, nil
+	return &parquetSource{f: f, pf: pf, fr: fr, sc: sc, flat: newFlatPlan(pf, allocationLimitOf(opts.Allocator))}, nil
+}
+
+// allocationLimitOf returns the limit of a LimitedAllocator, or the
+// ceiling of AllocationLimit.
+func allocationLimitOf(a memory.Allocator) int {
+	if l, ok := a.(LimitedAllocator); ok {
+		return l.Limit
+	}
+	return AllocationLimit(math.MaxInt64 / 256)
 }
 
 // dictionaryColumn returns the leaf index of a top-level string query_id
