@@ -272,7 +272,7 @@ func readPageColumn(pc *pageColumn, t arrow.DataType, n int) (arrow.Array, error
 		if !pc.byteArr {
 			break
 		}
-		b := NewStrings(n, 0)
+		b := NewStrings(n, pc.sizeHint(n))
 		if err := pc.readStrings(&b, &valid, n); err != nil {
 			return nil, err
 		}

@@ -209,6 +209,25 @@ func appendPlain(b *Strings, data []byte, n, limit int) ([]byte, error) {
 	return data, nil
 }
 
+// sizeHint estimates the bytes the next n strings take, from the current
+// page (or its dictionary): the average value length times n, plus an
+// eighth. It returns 0 when no page is loaded.
+func (c *pageColumn) sizeHint(n int) int {
+	var avg float64
+	switch {
+	case c.left == 0:
+		if c.nextPage() != nil {
+			return 0 // reading reports it
+		}
+		return c.sizeHint(n)
+	case c.useIdx && c.ndict > 0:
+		avg = float64(len(c.dict.Data)) / float64(c.ndict)
+	case !c.useIdx:
+		avg = float64(max(len(c.plain)-4*c.left, 0)) / float64(c.left)
+	}
+	return int(min(avg*float64(n)*9/8, float64(c.limit)))
+}
+
 // scratch returns c.levels with room for n values.
 func (c *pageColumn) scratch(n int) []uint32 {
 	if cap(c.levels) < n {
@@ -273,10 +292,6 @@ func (c *pageColumn) readStrings(b *Strings, valid *[]bool, n int) error {
 // read in it) to b.
 func (c *pageColumn) appendValues(b *Strings, m, k int) error {
 	if !c.useIdx {
-		if k == c.left {
-			// The rest of the page: its bytes bound the data to come.
-			b.Data = slices.Grow(b.Data, max(len(c.plain)-4*m, 0))
-		}
 		rest, err := appendPlain(b, c.plain, m, c.limit)
 		c.plain = rest
 		return err
@@ -285,18 +300,25 @@ func (c *pageColumn) appendValues(b *Strings, m, k int) error {
 	if err := c.idx.read(ix); err != nil {
 		return err
 	}
-	off, buf := b.Offsets, b.Data
+	// Size the values first, then copy them into place.
 	doff, ddata := c.dict.Offsets, c.dict.Data
+	size := len(b.Data)
 	for _, j := range ix {
 		if int(j) >= c.ndict {
 			return corruptf("dictionary index %d of %d entries", j, c.ndict)
 		}
-		v := ddata[doff[j]:doff[j+1]]
-		if len(buf)+len(v) > c.limit {
+		size += int(doff[j+1] - doff[j])
+		if size > c.limit {
 			return corruptf("string values larger than the input can justify")
 		}
-		buf = append(buf, v...)
-		off = append(off, int32(len(buf)))
+	}
+	off := slices.Grow(b.Offsets, len(ix))
+	buf := slices.Grow(b.Data, size-len(b.Data))
+	at := len(buf)
+	buf = buf[:size]
+	for _, j := range ix {
+		at += copy(buf[at:], ddata[doff[j]:doff[j+1]])
+		off = append(off, int32(at))
 	}
 	b.Offsets, b.Data = off, buf
 	return nil
