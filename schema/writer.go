@@ -97,56 +97,159 @@ func NewRecordWriterWith(w io.Writer, format Format, s *arrow.Schema, o WriterOp
 		if err != nil {
 			return nil, fmt.Errorf("create parquet writer: %w", err)
 		}
-		return &parquetWriter{fw: pw, target: rows}, nil
+		dictQID := s.NumFields() > 0 && s.Field(0).Name == FieldQueryID && s.Field(0).Type.ID() == arrow.STRING
+		return &parquetWriter{fw: pw, schema: s, target: rows, dictQID: dictQID}, nil
 	}
 	return nil, fmt.Errorf("create record writer: %w: %v (want arrow, arrow-stream or parquet)", ErrUnknownFormat, format)
 }
 
 // parquetWriter cuts row groups at the first query boundary after target
-// rows. Every canonical schema has the query id in column 0.
+// rows. Every canonical schema has the query id in column 0. It holds the
+// records of a row group until the group is complete, then writes it
+// column by column: a utf8 query id column goes in as a dictionary array
+// built here from the runs of equal ids (one map look-up a query, not a
+// hash a row as the column writer's own dictionary encoder does), which
+// the column writer stores as the column chunk's dictionary page and RLE
+// indices.
 type parquetWriter struct {
-	fw     *pqarrow.FileWriter
-	target int
-	rows   int    // rows in the open row group
-	last   string // query id of the last row written
+	fw      *pqarrow.FileWriter
+	schema  *arrow.Schema
+	target  int
+	dictQID bool           // column 0 is a utf8 query id, dictionary-encoded here
+	pending []arrow.Record // the open row group's records
+	rows    int            // rows in the open row group
+	last    string         // query id of the last row written
 }
 
 func (p *parquetWriter) Write(rec arrow.Record) error {
+	n := int(rec.NumRows())
 	qids, ok := rec.Column(0).(*array.String)
 	if !ok {
-		return p.fw.WriteBuffered(rec)
-	}
-	n := int(rec.NumRows())
-	start := 0
-	for i := 0; i < n; i++ {
-		id := qids.Value(i)
-		if p.rows >= p.target && id != p.last {
-			if err := p.write(rec, start, i); err != nil {
-				return err
-			}
-			p.fw.NewBufferedRowGroup()
-			p.rows, start = 0, i
+		p.add(rec, 0, n)
+		if p.rows >= p.target {
+			return p.flush()
 		}
-		p.rows++
-		p.last = id
-	}
-	p.last = strings.Clone(p.last)
-	return p.write(rec, start, n)
-}
-
-func (p *parquetWriter) write(rec arrow.Record, from, to int) error {
-	if from == to {
 		return nil
 	}
-	if from == 0 && to == int(rec.NumRows()) {
-		return p.fw.WriteBuffered(rec)
+	for start := 0; start < n; {
+		// The group may end at the first query boundary at or after row i.
+		i := start + max(p.target-p.rows, 0)
+		if i >= n {
+			p.add(rec, start, n)
+			break
+		}
+		prev := p.last
+		if i > start {
+			prev = qids.Value(i - 1)
+		}
+		for i < n && qids.Value(i) == prev {
+			i++
+		}
+		p.add(rec, start, i)
+		if i == n {
+			break
+		}
+		if err := p.flush(); err != nil {
+			return err
+		}
+		start = i
 	}
-	s := rec.NewSlice(int64(from), int64(to))
-	defer s.Release()
-	return p.fw.WriteBuffered(s)
+	if n > 0 {
+		p.last = strings.Clone(qids.Value(n - 1))
+	}
+	return nil
 }
 
-func (p *parquetWriter) Close() error { return p.fw.Close() }
+// add holds rows [from, to) of rec for the open row group.
+func (p *parquetWriter) add(rec arrow.Record, from, to int) {
+	if from == to {
+		return
+	}
+	if from == 0 && to == int(rec.NumRows()) {
+		rec.Retain()
+		p.pending = append(p.pending, rec)
+	} else {
+		p.pending = append(p.pending, rec.NewSlice(int64(from), int64(to)))
+	}
+	p.rows += to - from
+}
+
+// flush writes the open row group.
+func (p *parquetWriter) flush() error {
+	if p.rows == 0 {
+		return nil
+	}
+	defer func() {
+		for _, r := range p.pending {
+			r.Release()
+		}
+		p.pending, p.rows = p.pending[:0], 0
+	}()
+	p.fw.NewRowGroup()
+	for c, f := range p.schema.Fields() {
+		if c == 0 && p.dictQID {
+			if d := p.queryDictionary(); d != nil {
+				err := p.fw.WriteColumnData(d)
+				d.Release()
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		chunks := make([]arrow.Array, len(p.pending))
+		for i, r := range p.pending {
+			chunks[i] = r.Column(c)
+		}
+		ch := arrow.NewChunked(f.Type, chunks)
+		err := p.fw.WriteColumnChunked(ch, 0, int64(ch.Len()))
+		ch.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queryDictionary returns the query ids of the open row group as a
+// dictionary array, or nil when one of its chunks is not a utf8 array
+// without nulls.
+func (p *parquetWriter) queryDictionary() *array.Dictionary {
+	idx := make([]int32, 0, p.rows)
+	dict := NewStrings(0, 0)
+	seen := make(map[string]int32)
+	j, prev := int32(-1), ""
+	for _, r := range p.pending {
+		col, ok := r.Column(0).(*array.String)
+		if !ok || col.NullN() != 0 {
+			return nil
+		}
+		for i := range col.Len() {
+			if v := col.Value(i); j < 0 || v != prev {
+				k, ok := seen[v]
+				if !ok {
+					k = int32(dict.Len())
+					dict.Append(v)
+					seen[v] = k // v views a pending record, alive until the flush ends
+				}
+				j, prev = k, v
+			}
+			idx = append(idx, j)
+		}
+	}
+	values := dict.Array()
+	defer values.Release()
+	indices := Int32Array(idx, nil)
+	defer indices.Release()
+	return array.NewDictionaryArray(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}, indices, values)
+}
+
+func (p *parquetWriter) Close() error {
+	if err := p.flush(); err != nil {
+		return err
+	}
+	return p.fw.Close()
+}
 
 // positionWriter answers Seek(0, io.SeekCurrent) with the number of bytes
 // written, which is all the IPC file writer asks of a seeker.
