@@ -1041,6 +1041,11 @@ func newParquetSource(f *os.File, opts Options) (recordSource, error) {
 	props := parquet.NewReaderProperties(opts.Allocator)
 	props.BufferedStreamEnabled = true
 	props.BufferSize = 1 << 20
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := info.Size()
 	pf, err := file.NewParquetReader(f, file.WithReadProps(props))
 	if err != nil {
 		return nil, err
@@ -1068,7 +1073,7 @@ func newParquetSource(f *os.File, opts Options) (recordSource, error) {
 		pf.Close()
 		return nil, err
 	}
-	return &parquetSource{f: f, pf: pf, fr: fr, sc: sc, flat: newFlatPlan(pf, allocationLimitOf(opts.Allocator))}, nil
+	return &parquetSource{f: f, pf: pf, fr: fr, sc: sc, flat: newFlatPlan(pf, f, size, allocationLimitOf(opts.Allocator))}, nil
 }
 
 // allocationLimitOf returns the limit of a LimitedAllocator, or the

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"io"
 	"math"
 
 	"github.com/apache/arrow/go/v16/arrow"
@@ -26,11 +27,14 @@ type flatPlan struct {
 	pf     *file.Reader
 	schema *arrow.Schema // the record schema: utf8, int32, int64, float32, float64 columns
 	limit  int           // the most bytes of strings one column of a record may hold
+	r      io.ReaderAt   // the file, of size bytes
+	size   int64
+	chunks bool // column chunks can be read whole (see chunkReadable)
 }
 
 // newFlatPlan returns a plan for pf, or nil when its columns are not all
 // flat ones of the supported types.
-func newFlatPlan(pf *file.Reader, limit int) *flatPlan {
+func newFlatPlan(pf *file.Reader, r io.ReaderAt, size int64, limit int) *flatPlan {
 	ps := pf.MetaData().Schema
 	as, err := pqarrow.FromParquet(ps, nil, pf.MetaData().KeyValueMetadata())
 	if err != nil || as.NumFields() != ps.NumColumns() || ps.NumColumns() == 0 {
@@ -62,7 +66,8 @@ func newFlatPlan(pf *file.Reader, limit int) *flatPlan {
 		}
 		fields[c] = arrow.Field{Name: f.Name, Type: f.Type, Nullable: col.MaxDefinitionLevel() > 0}
 	}
-	return &flatPlan{pf: pf, schema: arrow.NewSchema(fields, nil), limit: min(limit, math.MaxInt32)}
+	return &flatPlan{pf: pf, schema: arrow.NewSchema(fields, nil), limit: min(limit, math.MaxInt32),
+		r: r, size: size, chunks: chunkReadable(pf.MetaData())}
 }
 
 // readRowGroup reads row group g as records of up to flatBatchRows rows.
@@ -79,12 +84,13 @@ func (p *flatPlan) readRowGroup(g int) ([]arrow.Record, error) {
 		if rg.NumRows() > 0 {
 			sizes[c] = min(max(md.TotalUncompressedSize()/rg.NumRows(), 0), 256)
 		}
-		if desc := p.pf.MetaData().Schema.Column(c); pageDecodable(md) {
-			pr, err := rg.GetColumnPageReader(c)
+		if desc := p.pf.MetaData().Schema.Column(c); p.chunks && pageDecodable(md) {
+			ch, err := readChunk(p.r, p.size, md, p.limit)
 			if err != nil {
 				return nil, err
 			}
-			if pages[c], err = newPageColumn(pr, desc.PhysicalType(), desc.MaxDefinitionLevel() > 0, p.limit); err != nil {
+			defer ch.release()
+			if pages[c], err = newPageColumn(ch, desc.PhysicalType(), desc.MaxDefinitionLevel() > 0, p.limit); err != nil {
 				return nil, err
 			}
 			continue

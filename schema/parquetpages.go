@@ -4,11 +4,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 
 	"github.com/apache/arrow/go/v16/parquet"
-	"github.com/apache/arrow/go/v16/parquet/file"
 	"github.com/apache/arrow/go/v16/parquet/metadata"
 )
 
@@ -23,7 +23,7 @@ import (
 // fixed-width values are one copy. Every length and index read from the
 // file is checked against the bytes present.
 type pageColumn struct {
-	pr       file.PageReader
+	pages    *chunkPages
 	byteArr  bool // BYTE_ARRAY, else fixed width
 	width    int  // bytes a fixed-width value
 	nullable bool // max definition level 1 (0 when false)
@@ -61,8 +61,8 @@ func pageDecodable(md *metadata.ColumnChunkMetaData) bool {
 	return true
 }
 
-func newPageColumn(pr file.PageReader, t parquet.Type, nullable bool, limit int) (*pageColumn, error) {
-	c := &pageColumn{pr: pr, nullable: nullable, limit: limit}
+func newPageColumn(pages *chunkPages, t parquet.Type, nullable bool, limit int) (*pageColumn, error) {
+	c := &pageColumn{pages: pages, nullable: nullable, limit: limit}
 	switch t {
 	case parquet.Types.ByteArray:
 		c.byteArr = true
@@ -84,32 +84,31 @@ func corruptf(format string, args ...any) error {
 // way.
 func (c *pageColumn) nextPage() error {
 	for {
-		if !c.pr.Next() {
-			if err := c.pr.Err(); err != nil {
-				return err
-			}
+		p, err := c.pages.next()
+		if err == io.EOF {
 			return corruptf("column chunk holds fewer values than its row group's rows")
 		}
-		var data []byte
-		var enc parquet.Encoding
-		switch p := c.pr.Page().(type) {
-		case *file.DictionaryPage:
+		if err != nil {
+			return err
+		}
+		data := p.data
+		switch p.typ {
+		case pageDictionary:
 			if c.hasDict {
 				return corruptf("second dictionary page")
 			}
-			if e := parquet.Encoding(p.Encoding()); e != parquet.Encodings.Plain && e != parquet.Encodings.PlainDict {
-				return fmt.Errorf("%w: dictionary page %s", errPageEncoding, e)
+			if p.enc != parquet.Encodings.Plain && p.enc != parquet.Encodings.PlainDict {
+				return fmt.Errorf("%w: dictionary page %s", errPageEncoding, p.enc)
 			}
-			if err := c.readDictionary(p.Data(), int(p.NumValues())); err != nil {
+			if err := c.readDictionary(data, p.nvals); err != nil {
 				return err
 			}
 			c.hasDict = true
 			continue
-		case *file.DataPageV1:
-			data, enc = p.Data(), parquet.Encoding(p.Encoding())
+		case pageData:
 			if c.nullable {
-				if p.DefinitionLevelEncoding() != parquet.Encodings.RLE {
-					return fmt.Errorf("%w: definition levels %s", errPageEncoding, p.DefinitionLevelEncoding())
+				if p.defEnc != parquet.Encodings.RLE {
+					return fmt.Errorf("%w: definition levels %s", errPageEncoding, p.defEnc)
 				}
 				if len(data) < 4 {
 					return corruptf("data page too short for its definition levels")
@@ -121,24 +120,16 @@ func (c *pageColumn) nextPage() error {
 				c.def.init(data[4:4+n], 1)
 				data = data[4+n:]
 			}
-		case *file.DataPageV2:
-			data, enc = p.Data(), parquet.Encoding(p.Encoding())
-			dl, rl := int64(p.DefinitionLevelByteLen()), int64(p.RepetitionLevelByteLen())
-			if rl != 0 || (!c.nullable && dl != 0) || dl < 0 || dl > int64(len(data)) {
+		case pageDataV2:
+			if p.repLen != 0 || (!c.nullable && p.defLen != 0) {
 				return corruptf("levels of a flat column's data page")
 			}
 			if c.nullable {
-				c.def.init(data[:dl], 1)
+				c.def.init(data[:p.defLen], 1)
 			}
-			data = data[dl:]
-		default:
-			continue
+			data = data[p.defLen:]
 		}
-		n := int(c.pr.Page().NumValues())
-		if n < 0 {
-			return corruptf("negative value count")
-		}
-		switch enc {
+		switch p.enc {
 		case parquet.Encodings.Plain:
 			c.plain, c.useIdx = data, false
 		case parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
@@ -151,12 +142,12 @@ func (c *pageColumn) nextPage() error {
 			c.idx.init(data[1:], uint(data[0]))
 			c.useIdx = true
 		default:
-			return fmt.Errorf("%w: data page %s", errPageEncoding, enc)
+			return fmt.Errorf("%w: data page %s", errPageEncoding, p.enc)
 		}
-		if n == 0 {
+		if p.nvals == 0 {
 			continue
 		}
-		c.left = n
+		c.left = p.nvals
 		return nil
 	}
 }
@@ -214,6 +205,7 @@ func appendPlain(b *Strings, data []byte, n, limit int) ([]byte, error) {
 // eighth. It returns 0 when no page is loaded.
 func (c *pageColumn) sizeHint(n int) int {
 	var avg float64
+	var seen int // bytes the estimate comes from
 	switch {
 	case c.left == 0:
 		if c.nextPage() != nil {
@@ -221,11 +213,13 @@ func (c *pageColumn) sizeHint(n int) int {
 		}
 		return c.sizeHint(n)
 	case c.useIdx && c.ndict > 0:
-		avg = float64(len(c.dict.Data)) / float64(c.ndict)
+		avg, seen = float64(len(c.dict.Data))/float64(c.ndict), len(c.dict.Data)
 	case !c.useIdx:
-		avg = float64(max(len(c.plain)-4*c.left, 0)) / float64(c.left)
+		avg, seen = float64(max(len(c.plain)-4*c.left, 0))/float64(c.left), len(c.plain)
 	}
-	return int(min(avg*float64(n)*9/8, float64(c.limit)))
+	// A hostile row count must not turn a small page into a large
+	// allocation: past 16 times what was seen, appending grows the buffer.
+	return int(min(avg*float64(n)*9/8, float64(c.limit), float64(16*seen+1<<20)))
 }
 
 // scratch returns c.levels with room for n values.

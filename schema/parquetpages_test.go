@@ -1,0 +1,90 @@
+package schema
+
+import (
+	"encoding/binary"
+	"errors"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestHybridDecode decodes RLE and bit-packed runs, and refuses truncated
+// or out-of-range ones without panicking.
+func TestHybridDecode(t *testing.T) {
+	// An RLE run of 5 × 3, then one bit-packed group of 8 values of 2 bits.
+	data := []byte{5 << 1, 3, 1<<1 | 1, 0b11100100, 0b11100100}
+	var h hybrid
+	h.init(data, 2)
+	out := make([]uint32, 13)
+	if err := h.read(out); err != nil {
+		t.Fatal(err)
+	}
+	want := []uint32{3, 3, 3, 3, 3, 0, 1, 2, 3, 0, 1, 2, 3}
+	for i := range want {
+		if out[i] != want[i] {
+			t.Fatalf("value %d: got %d, want %d (%v)", i, out[i], want[i], out)
+		}
+	}
+	if err := h.read(out[:1]); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("reading past the end: %v, want ErrCorrupt", err)
+	}
+	h.init([]byte{2 << 1, 9}, 2) // 9 does not fit in 2 bits
+	if err := h.read(out[:1]); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("wide RLE value: %v, want ErrCorrupt", err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		b := make([]byte, rng.IntN(24))
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		h.init(b, uint(rng.IntN(33)))
+		_ = h.read(make([]uint32, rng.IntN(64)))
+	}
+}
+
+// TestPageHeaderHostile parses random and truncated page headers without
+// panicking, and a well-formed one exactly.
+func TestPageHeaderHostile(t *testing.T) {
+	// type 0, uncompressed 10, compressed 10, data page header {num_values 3, encoding 0, def 3, rep 3}.
+	zz := func(v int64) []byte { return binary.AppendUvarint(nil, uint64(v<<1^v>>63)) }
+	var b []byte
+	b = append(b, 0x15)
+	b = append(b, zz(0)...)
+	b = append(b, 0x15)
+	b = append(b, zz(10)...)
+	b = append(b, 0x15)
+	b = append(b, zz(10)...)
+	b = append(b, 0x2c) // field 5, struct
+	b = append(b, 0x15)
+	b = append(b, zz(3)...)
+	b = append(b, 0x15)
+	b = append(b, zz(0)...)
+	b = append(b, 0x15)
+	b = append(b, zz(3)...)
+	b = append(b, 0x15)
+	b = append(b, zz(3)...)
+	b = append(b, 0, 0)
+	var h pageHeader
+	n, err := h.parse(append(b, 0xAA))
+	if err != nil || n != len(b) || h.typ != 0 || h.compressed != 10 || h.nvals != 3 || h.defEnc != 3 {
+		t.Fatalf("parse: %d, %v, %+v", n, err, h)
+	}
+	for i := range b {
+		if _, err := h.parse(b[:i]); err == nil {
+			t.Fatalf("truncated at %d: no error", i)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 50000 {
+		c := append([]byte(nil), b...)
+		for range 1 + rng.IntN(4) {
+			c[rng.IntN(len(c))] = byte(rng.Uint32())
+		}
+		_, _ = h.parse(c)
+		r := make([]byte, rng.IntN(40))
+		for i := range r {
+			r[i] = byte(rng.Uint32())
+		}
+		_, _ = h.parse(r)
+	}
+}
