@@ -269,10 +269,7 @@ func wrapFixed[T any](t arrow.DataType, v []T, valid []bool) arrow.Array {
 
 // readPageColumn reads the next n rows of a column decoded page by page.
 func readPageColumn(pc *pageColumn, t arrow.DataType, n int) (arrow.Array, error) {
-	var valid []bool
-	if pc.nullable {
-		valid = make([]bool, 0, n)
-	}
+	var valid []bool // nil while every row read is valid
 	switch t.ID() {
 	case arrow.STRING:
 		if !pc.byteArr {

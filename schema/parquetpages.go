@@ -247,6 +247,43 @@ func (c *pageColumn) definitions(k int) ([]uint32, int, error) {
 	return lv, m, nil
 }
 
+// levelsFor reads the definition levels of the next k rows, after done
+// rows of the batch: lv is nil when all k are defined (m is how many are).
+// valid stays nil as long as every row of the batch is defined, and
+// holds the validity of each row once one is not.
+func (c *pageColumn) levelsFor(k, done int, valid *[]bool) (lv []uint32, m int, err error) {
+	if c.def.rep == 0 && c.def.lit == 0 {
+		if err := c.def.nextRun(); err != nil {
+			return nil, 0, err
+		}
+	}
+	if c.def.rep >= k && c.def.val == 1 { // the common case: one run of defined rows
+		c.def.rep -= k
+		lv, m = nil, k
+	} else if lv, m, err = c.definitions(k); err != nil {
+		return nil, 0, err
+	}
+	if m == k {
+		if *valid != nil {
+			for range k {
+				*valid = append(*valid, true)
+			}
+		}
+		return nil, k, nil
+	}
+	lv = slices.Clone(lv) // c.levels is reused for indices
+	if *valid == nil {
+		*valid = make([]bool, done, done+k)
+		for i := range *valid {
+			(*valid)[i] = true
+		}
+	}
+	for _, l := range lv {
+		*valid = append(*valid, l == 1)
+	}
+	return lv, m, nil
+}
+
 // readStrings appends the next n rows of a byte-array column to b; valid
 // (nil for required columns) gets their validity.
 func (c *pageColumn) readStrings(b *Strings, valid *[]bool, n int) error {
@@ -261,12 +298,8 @@ func (c *pageColumn) readStrings(b *Strings, valid *[]bool, n int) error {
 		var lv []uint32
 		if c.nullable {
 			var err error
-			if lv, m, err = c.definitions(k); err != nil {
+			if lv, m, err = c.levelsFor(k, b.Len(), valid); err != nil {
 				return err
-			}
-			lv = slices.Clone(lv) // c.levels is reused for indices
-			for _, l := range lv {
-				*valid = append(*valid, l == 1)
 			}
 		}
 		start := b.Len()
@@ -339,7 +372,7 @@ func spreadStrings(b *Strings, start int, lv []uint32) {
 // gets their validity.
 func (c *pageColumn) readFixed(out []byte, valid *[]bool) error {
 	w := c.width
-	for len(out) > 0 {
+	for done := 0; len(out) > 0; {
 		if c.left == 0 {
 			if err := c.nextPage(); err != nil {
 				return err
@@ -350,12 +383,8 @@ func (c *pageColumn) readFixed(out []byte, valid *[]bool) error {
 		var lv []uint32
 		if c.nullable {
 			var err error
-			if lv, m, err = c.definitions(k); err != nil {
+			if lv, m, err = c.levelsFor(k, done, valid); err != nil {
 				return err
-			}
-			lv = slices.Clone(lv)
-			for _, l := range lv {
-				*valid = append(*valid, l == 1)
 			}
 		}
 		dst := out[:k*w]
@@ -364,11 +393,8 @@ func (c *pageColumn) readFixed(out []byte, valid *[]bool) error {
 			if err := c.idx.read(ix); err != nil {
 				return err
 			}
-			for i, j := range ix {
-				if int(j) >= c.ndict {
-					return corruptf("dictionary index %d of %d entries", j, c.ndict)
-				}
-				copy(dst[i*w:(i+1)*w], c.dictFix[int(j)*w:])
+			if err := c.lookupFixed(dst, ix); err != nil {
+				return err
 			}
 		} else {
 			if m*w > len(c.plain) {
@@ -391,6 +417,31 @@ func (c *pageColumn) readFixed(out []byte, valid *[]bool) error {
 		}
 		c.left -= k
 		out = out[k*w:]
+		done += k
+	}
+	return nil
+}
+
+// lookupFixed writes the fixed-width dictionary entries of indices ix to
+// dst.
+func (c *pageColumn) lookupFixed(dst []byte, ix []uint32) error {
+	w, d := c.width, c.dictFix
+	for _, j := range ix {
+		if int(j) >= c.ndict {
+			return corruptf("dictionary index %d of %d entries", j, c.ndict)
+		}
+	}
+	switch w {
+	case 4:
+		dst = dst[:4*len(ix)]
+		for i, j := range ix {
+			binary.LittleEndian.PutUint32(dst[4*i:], binary.LittleEndian.Uint32(d[4*j:]))
+		}
+	case 8:
+		dst = dst[:8*len(ix)]
+		for i, j := range ix {
+			binary.LittleEndian.PutUint64(dst[8*i:], binary.LittleEndian.Uint64(d[8*j:]))
+		}
 	}
 	return nil
 }
