@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"strings"
 
 	"github.com/apache/arrow/go/v16/arrow"
@@ -93,28 +94,33 @@ func NewRecordWriterWith(w io.Writer, format Format, s *arrow.Schema, o WriterOp
 			rows = DefaultRowGroupRows
 		}
 		aw := newAsyncWriter(w)
-		pw, err := pqarrow.NewFileWriter(s, aw,
-			parquet.NewWriterProperties(
-				parquet.WithCompression(codec),
-				parquet.WithDictionaryDefault(false),
-				parquet.WithDictionaryFor(FieldQueryID, true),
-				// Ranks repeat 1..depth in every query: a dictionary of depth
-				// entries and 7-bit indices instead of 4 bytes a row.
-				parquet.WithDictionaryFor(FieldRank, true),
-				// No min/max for the id columns: for doc ids they cost a
-				// comparison a row and prune nothing; for query ids pqarrow
-				// derives them by hashing every dictionary index (a tenth of
-				// convert's CPU time), and evalgate reads every row group.
-				parquet.WithStatsFor(FieldDocID, false),
-				parquet.WithStatsFor(FieldQueryID, false),
-				parquet.WithMaxRowGroupLength(math.MaxInt64),
-			),
-			pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		props := parquet.NewWriterProperties(
+			parquet.WithCompression(codec),
+			parquet.WithDictionaryDefault(false),
+			parquet.WithDictionaryFor(FieldQueryID, true),
+			// Ranks repeat 1..depth in every query: a dictionary of depth
+			// entries and 7-bit indices instead of 4 bytes a row.
+			parquet.WithDictionaryFor(FieldRank, true),
+			// No min/max for the id columns: for doc ids they cost a
+			// comparison a row and prune nothing; for query ids pqarrow
+			// derives them by hashing every dictionary index (a tenth of
+			// convert's CPU time), and evalgate reads every row group.
+			parquet.WithStatsFor(FieldDocID, false),
+			parquet.WithStatsFor(FieldQueryID, false),
+			parquet.WithMaxRowGroupLength(math.MaxInt64),
+		)
+		dictQID := s.NumFields() > 0 && s.Field(0).Name == FieldQueryID && s.Field(0).Type.ID() == arrow.STRING
+		pqw := &parquetWriter{out: aw, schema: s, target: rows, dictQID: dictQID}
+		if isFlatSchema(s) {
+			pqw.flat, err = newFlatGroupWriter(aw, s, props, runtime.GOMAXPROCS(0))
+		} else {
+			pqw.fw, err = pqarrow.NewFileWriter(s, aw, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		}
 		if err != nil {
+			aw.Close()
 			return nil, fmt.Errorf("create parquet writer: %w", err)
 		}
-		dictQID := s.NumFields() > 0 && s.Field(0).Name == FieldQueryID && s.Field(0).Type.ID() == arrow.STRING
-		return &parquetWriter{fw: pw, out: aw, schema: s, target: rows, dictQID: dictQID}, nil
+		return pqw, nil
 	}
 	return nil, fmt.Errorf("create record writer: %w: %v (want arrow, arrow-stream or parquet)", ErrUnknownFormat, format)
 }
@@ -128,7 +134,8 @@ func NewRecordWriterWith(w io.Writer, format Format, s *arrow.Schema, o WriterOp
 // the column writer stores as the column chunk's dictionary page and RLE
 // indices.
 type parquetWriter struct {
-	fw      *pqarrow.FileWriter
+	fw      *pqarrow.FileWriter // nested schemas
+	flat    *flatGroupWriter    // flat schemas: columns encoded concurrently
 	out     *asyncWriter
 	schema  *arrow.Schema
 	target  int
@@ -202,6 +209,9 @@ func (p *parquetWriter) flush() error {
 		}
 		p.pending, p.rows = p.pending[:0], 0
 	}()
+	if p.flat != nil {
+		return p.flushFlat()
+	}
 	p.fw.NewRowGroup()
 	for c, f := range p.schema.Fields() {
 		if c == 0 && p.dictQID {
@@ -263,7 +273,9 @@ func (p *parquetWriter) queryDictionary() *array.Dictionary {
 
 func (p *parquetWriter) Close() error {
 	err := p.flush()
-	if err == nil {
+	if err == nil && p.flat != nil {
+		err = p.flat.close()
+	} else if err == nil {
 		err = p.fw.Close()
 	}
 	if cerr := p.out.Close(); err == nil {
