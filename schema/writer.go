@@ -43,10 +43,11 @@ type WriterOptions struct {
 
 // DefaultRowGroupRows is the default Parquet row group size: small
 // enough for a reader to decode several row groups in parallel in bounded
-// memory (a group of 128 Ki rows is about 5 MB decoded; 256 Ki rows put
-// the peak RSS of a 200k-query score above text's), large enough for the
-// per-group overhead not to matter.
-const DefaultRowGroupRows = 128 << 10
+// memory (a group of 64 Ki rows is about 2.5 MB decoded; with 128 Ki and
+// 256 Ki rows the peak RSS of scoring 1M queries x 100 was above text's),
+// large enough for the per-group overhead not to show (the same time as
+// 128 Ki rows on 200k queries).
+const DefaultRowGroupRows = 64 << 10
 
 // ParquetCodec parses a --compression value.
 func ParquetCodec(name string) (compress.Compression, error) {
