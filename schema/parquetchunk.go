@@ -157,6 +157,9 @@ func (c *chunkPages) decompress(raw []byte, n, levels int, plain bool) ([]byte, 
 			return nil, corruptf("snappy page of %d bytes, %d announced", m, n-levels)
 		}
 	}
+	if levels > n {
+		return nil, corruptf("page levels longer than the page")
+	}
 	if cap(c.out) < n {
 		c.out = make([]byte, n)
 	}

@@ -41,6 +41,7 @@ type pageColumn struct {
 	def    hybrid // definition levels of a nullable column
 
 	levels []uint32 // scratch: definition levels or indices of a run of rows
+	err    error    // the first error of nextPage
 }
 
 var errPageEncoding = errors.New("unsupported page encoding")
@@ -81,8 +82,15 @@ func corruptf(format string, args ...any) error {
 }
 
 // nextPage moves to the next data page, reading a dictionary page on the
-// way.
+// way. Its first error is returned by every later call too.
 func (c *pageColumn) nextPage() error {
+	if c.err == nil {
+		c.err = c.advance()
+	}
+	return c.err
+}
+
+func (c *pageColumn) advance() error {
 	for {
 		p, err := c.pages.next()
 		if err == io.EOF {
