@@ -88,3 +88,31 @@ func TestPageHeaderHostile(t *testing.T) {
 		_, _ = h.parse(r)
 	}
 }
+
+type failWriter struct{ n int }
+
+func (f *failWriter) Write(p []byte) (int, error) {
+	f.n++
+	return 0, errors.New("disk full")
+}
+
+// TestAsyncWriterError reports a failed write from a later Write and from
+// Close.
+func TestAsyncWriterError(t *testing.T) {
+	fw := &failWriter{}
+	a := newAsyncWriter(fw)
+	block := make([]byte, asyncBlock)
+	var err error
+	for i := 0; i < 100 && err == nil; i++ {
+		_, err = a.Write(block)
+	}
+	if err == nil {
+		t.Fatal("no error from Write after the writes failed")
+	}
+	if err := a.Close(); err == nil || err.Error() != "disk full" {
+		t.Fatalf("Close: %v", err)
+	}
+	if fw.n != 1 {
+		t.Fatalf("%d writes after the first failed, want none", fw.n-1)
+	}
+}

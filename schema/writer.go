@@ -7,6 +7,7 @@ import (
 	"math"
 	"runtime"
 	"strings"
+	"sync/atomic"
 
 	"github.com/apache/arrow/go/v16/arrow"
 	"github.com/apache/arrow/go/v16/arrow/array"
@@ -290,12 +291,13 @@ func (p *parquetWriter) Close() error {
 // for the write system calls (a third of a conversion's CPU time goes to
 // them). At most two blocks are in flight.
 type asyncWriter struct {
-	w    io.Writer
-	buf  []byte
-	todo chan []byte
-	free chan []byte
-	done chan struct{}
-	err  error // the first write error, read after done is closed
+	w      io.Writer
+	buf    []byte
+	todo   chan []byte
+	free   chan []byte
+	done   chan struct{}
+	err    error       // the first write error, read once failed is set or done is closed
+	failed atomic.Bool // err is set
 }
 
 const asyncBlock = 1 << 20
@@ -309,7 +311,9 @@ func newAsyncWriter(w io.Writer) *asyncWriter {
 		defer close(a.done)
 		for b := range a.todo {
 			if a.err == nil {
-				_, a.err = a.w.Write(b)
+				if _, a.err = a.w.Write(b); a.err != nil {
+					a.failed.Store(true)
+				}
 			}
 			a.free <- b[:0]
 		}
@@ -328,10 +332,8 @@ func (a *asyncWriter) Write(p []byte) (int, error) {
 			a.buf = <-a.free
 		}
 	}
-	select {
-	case <-a.done:
+	if a.failed.Load() {
 		return n, a.err
-	default:
 	}
 	return n, nil
 }
