@@ -1055,6 +1055,11 @@ func newParquetSource(f *os.File, opts Options) (recordSource, error) {
 	props := parquet.NewReaderProperties(opts.Allocator)
 	props.BufferedStreamEnabled = true
 	props.BufferSize = 1 << 20
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := info.Size()
 	pf, err := file.NewParquetReader(f, file.WithReadProps(props))
 	if err != nil {
 		return nil, err
@@ -1063,9 +1068,15 @@ func newParquetSource(f *os.File, opts Options) (recordSource, error) {
 		pf.Close()
 		return nil, err
 	}
-	if err := decodeNestedColumns(pf); err != nil {
-		pf.Close()
-		return nil, err
+	// A flat file's row groups are read by the flat plan, never by
+	// pqarrow's goroutines (next opens its column chunks first): opening
+	// them all here would only allocate a stream buffer for each.
+	flat := newFlatPlan(pf, f, size, allocationLimitOf(opts.Allocator))
+	if flat == nil {
+		if err := decodeNestedColumns(pf); err != nil {
+			pf.Close()
+			return nil, err
+		}
 	}
 	arrowProps := pqarrow.ArrowReadProperties{BatchSize: 128 << 10}
 	if c := dictionaryColumn(pf); c >= 0 {
@@ -1082,7 +1093,16 @@ func newParquetSource(f *os.File, opts Options) (recordSource, error) {
 		pf.Close()
 		return nil, err
 	}
-	return &parquetSource{f: f, pf: pf, fr: fr, sc: sc, flat: newFlatPlan(pf)}, nil
+	return &parquetSource{f: f, pf: pf, fr: fr, sc: sc, flat: flat}, nil
+}
+
+// allocationLimitOf returns the limit of a LimitedAllocator, or the
+// ceiling of AllocationLimit.
+func allocationLimitOf(a memory.Allocator) int {
+	if l, ok := a.(LimitedAllocator); ok {
+		return l.Limit
+	}
+	return AllocationLimit(math.MaxInt64 / 256)
 }
 
 // dictionaryColumn returns the leaf index of a top-level string query_id
@@ -1249,6 +1269,11 @@ func (s *parquetSource) schema() *arrow.Schema { return s.sc }
 
 func (s *parquetSource) next() (arrow.Record, error) {
 	if s.rr == nil {
+		if s.flat != nil {
+			if err := decodeNestedColumns(s.pf); err != nil {
+				return nil, err
+			}
+		}
 		rr, err := s.fr.GetRecordReader(context.Background(), nil, nil)
 		if err != nil {
 			return nil, err

@@ -47,7 +47,10 @@
 // file are read and normalized in parallel and delivered in file order
 // (an Arrow IPC file is memory-mapped where the platform allows). A column
 // that already has its canonical type and valid values is passed on
-// without a copy. NewRecordWriterWith writes what reads fastest: Parquet
-// with snappy, a dictionary-encoded query_id and row groups cut at query
-// boundaries, Arrow IPC uncompressed.
+// without a copy. The pages of a flat Parquet file (the long forms) are
+// decoded here from one read of each column chunk, not through Arrow's
+// page and column readers. NewRecordWriterWith writes what reads fastest:
+// Parquet uncompressed, with dictionary-encoded query_id and rank, row
+// groups cut at query boundaries and the columns of a flat row group
+// encoded concurrently; Arrow IPC uncompressed.
 package schema

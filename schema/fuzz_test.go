@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -322,6 +323,26 @@ func FuzzParquet(f *testing.F) {
 	for _, s := range columnarSeeds(f, FormatParquet) {
 		f.Add(s)
 	}
+	// The long run form compressed, for the page decompression path.
+	mem := memory.NewGoAllocator()
+	recs := recordsFromJSON(f, mem, RunLong(), `[{"query_id": "q1", "doc_id": "d1", "score": 2.5, "rank": 1}, {"query_id": "q1", "doc_id": "d2", "score": -1, "rank": null}]`)
+	for _, codec := range []string{"snappy", "zstd"} {
+		var buf bytes.Buffer
+		w, err := NewRecordWriterWith(&buf, FormatParquet, RunLong(), WriterOptions{Compression: codec})
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, rec := range recs {
+			if err := w.Write(rec); err != nil {
+				f.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(buf.Bytes())
+	}
+	release(recs)
 	f.Add([]byte("PAR1\x00\x00\x00\x00PAR1"))
 	p := filepath.Join(f.TempDir(), "in")
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -2,6 +2,8 @@ package schema
 
 import (
 	"fmt"
+	"io"
+	"math"
 
 	"github.com/apache/arrow/go/v16/arrow"
 	"github.com/apache/arrow/go/v16/arrow/array"
@@ -24,11 +26,15 @@ const flatBatchRows = 128 << 10
 type flatPlan struct {
 	pf     *file.Reader
 	schema *arrow.Schema // the record schema: utf8, int32, int64, float32, float64 columns
+	limit  int           // the most bytes of strings one column of a record may hold
+	r      io.ReaderAt   // the file, of size bytes
+	size   int64
+	chunks bool // column chunks can be read whole (see chunkReadable)
 }
 
 // newFlatPlan returns a plan for pf, or nil when its columns are not all
 // flat ones of the supported types.
-func newFlatPlan(pf *file.Reader) *flatPlan {
+func newFlatPlan(pf *file.Reader, r io.ReaderAt, size int64, limit int) *flatPlan {
 	ps := pf.MetaData().Schema
 	as, err := pqarrow.FromParquet(ps, nil, pf.MetaData().KeyValueMetadata())
 	if err != nil || as.NumFields() != ps.NumColumns() || ps.NumColumns() == 0 {
@@ -60,23 +66,40 @@ func newFlatPlan(pf *file.Reader) *flatPlan {
 		}
 		fields[c] = arrow.Field{Name: f.Name, Type: f.Type, Nullable: col.MaxDefinitionLevel() > 0}
 	}
-	return &flatPlan{pf: pf, schema: arrow.NewSchema(fields, nil)}
+	return &flatPlan{pf: pf, schema: arrow.NewSchema(fields, nil), limit: min(limit, math.MaxInt32),
+		r: r, size: size, chunks: chunkReadable(pf.MetaData())}
 }
 
 // readRowGroup reads row group g as records of up to flatBatchRows rows.
 func (p *flatPlan) readRowGroup(g int) ([]arrow.Record, error) {
 	rg := p.pf.RowGroup(g)
 	readers := make([]file.ColumnChunkReader, len(p.schema.Fields()))
-	sizes := make([]int64, len(readers)) // uncompressed bytes a row, a hint
+	pages := make([]*pageColumn, len(readers)) // columns decoded page by page
+	sizes := make([]int64, len(readers))       // uncompressed bytes a row, a hint
 	for c := range readers {
+		md, err := rg.MetaData().ColumnChunk(c)
+		if err != nil {
+			return nil, err
+		}
+		if rg.NumRows() > 0 {
+			sizes[c] = min(max(md.TotalUncompressedSize()/rg.NumRows(), 0), 256)
+		}
+		if desc := p.pf.MetaData().Schema.Column(c); p.chunks && pageDecodable(md) {
+			ch, err := readChunk(p.r, p.size, md, p.limit)
+			if err != nil {
+				return nil, err
+			}
+			defer ch.release()
+			if pages[c], err = newPageColumn(ch, desc.PhysicalType(), desc.MaxDefinitionLevel() > 0, p.limit); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		cr, err := rg.Column(c)
 		if err != nil {
 			return nil, err
 		}
 		readers[c] = cr
-		if md, err := rg.MetaData().ColumnChunk(c); err == nil && rg.NumRows() > 0 {
-			sizes[c] = min(max(md.TotalUncompressedSize()/rg.NumRows(), 0), 256)
-		}
 	}
 	var recs []arrow.Record
 	def := make([]int16, 4096)
@@ -92,7 +115,13 @@ func (p *flatPlan) readRowGroup(g int) ([]arrow.Record, error) {
 			}
 		}
 		for c, cr := range readers {
-			col, err := readFlatColumn(cr, p.schema.Field(c).Type, n, int(sizes[c])*n, def, &scratch)
+			var col arrow.Array
+			var err error
+			if pages[c] != nil {
+				col, err = readPageColumn(pages[c], p.schema.Field(c).Type, n)
+			} else {
+				col, err = readFlatColumn(cr, p.schema.Field(c).Type, n, int(sizes[c])*n, def, &scratch)
+			}
 			if err != nil {
 				release()
 				return recs, fmt.Errorf("column %s: %w", p.schema.Field(c).Name, err)
@@ -236,4 +265,57 @@ func wrapFixed[T any](t arrow.DataType, v []T, valid []bool) arrow.Array {
 	d := array.NewData(t, len(v), []*memory.Buffer{bm, memory.NewBufferBytes(bytesOf(v))}, nil, nulls, 0)
 	defer d.Release()
 	return array.MakeFromData(d)
+}
+
+// readPageColumn reads the next n rows of a column decoded page by page.
+func readPageColumn(pc *pageColumn, t arrow.DataType, n int) (arrow.Array, error) {
+	var valid []bool // nil while every row read is valid
+	switch t.ID() {
+	case arrow.STRING:
+		if !pc.byteArr {
+			break
+		}
+		b := NewStrings(n, pc.sizeHint(n))
+		if err := pc.readStrings(&b, &valid, n); err != nil {
+			return nil, err
+		}
+		return NullableStringArray(b.Offsets, b.Data, validOrNil(valid, pc.nullable)), nil
+	case arrow.INT32:
+		if pc.width != 4 {
+			break
+		}
+		v := make([]int32, n)
+		if err := pc.readFixed(bytesOf(v), &valid); err != nil {
+			return nil, err
+		}
+		return Int32Array(v, validOrNil(valid, pc.nullable)), nil
+	case arrow.INT64:
+		if pc.width != 8 {
+			break
+		}
+		v := make([]int64, n)
+		if err := pc.readFixed(bytesOf(v), &valid); err != nil {
+			return nil, err
+		}
+		return wrapFixed(arrow.PrimitiveTypes.Int64, v, validOrNil(valid, pc.nullable)), nil
+	case arrow.FLOAT32:
+		if pc.width != 4 {
+			break
+		}
+		v := make([]float32, n)
+		if err := pc.readFixed(bytesOf(v), &valid); err != nil {
+			return nil, err
+		}
+		return wrapFixed(arrow.PrimitiveTypes.Float32, v, validOrNil(valid, pc.nullable)), nil
+	case arrow.FLOAT64:
+		if pc.width != 8 {
+			break
+		}
+		v := make([]float64, n)
+		if err := pc.readFixed(bytesOf(v), &valid); err != nil {
+			return nil, err
+		}
+		return wrapFixed(arrow.PrimitiveTypes.Float64, v, validOrNil(valid, pc.nullable)), nil
+	}
+	return nil, fmt.Errorf("%w: column of physical width %d for %s", ErrCorrupt, pc.width, t)
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"strings"
+	"sync/atomic"
 
 	"github.com/apache/arrow/go/v16/arrow"
 	"github.com/apache/arrow/go/v16/arrow/array"
@@ -25,11 +27,15 @@ type RecordWriter interface {
 // WriterOptions tunes NewRecordWriterWith. The zero value gives the
 // defaults of NewRecordWriter.
 type WriterOptions struct {
-	// Compression is the Parquet codec: "snappy" (the default), "zstd" or
-	// "none". Snappy decodes several times faster than zstd for files
-	// about 1.3 times as large, and reading is what a converted file is
-	// for (docs/architecture.md, "Columnar input"). Arrow IPC files are
-	// written uncompressed, to be read without decoding.
+	// Compression is the Parquet codec: "none" (the default), "snappy" or
+	// "zstd". Reading is what a converted file is for, and an
+	// uncompressed file reads fastest: on 200k queries x 100, scoring
+	// took 1.50-1.66 s of CPU uncompressed, 1.79-1.95 s with snappy and
+	// 1.86-1.99 s with zstd, for files of 441, 256 and 162 MB (the text
+	// is 778 MB); writing is fastest uncompressed too (zstd takes 2.5
+	// times as long). snappy or zstd are for files that travel or live on
+	// slow disks (docs/architecture.md, "Columnar input"). Arrow IPC
+	// files are written uncompressed, to be read without decoding.
 	Compression string
 	// RowGroupRows is the number of rows after which a Parquet row group
 	// ends, at the next query boundary (default DefaultRowGroupRows).
@@ -38,20 +44,23 @@ type WriterOptions struct {
 
 // DefaultRowGroupRows is the default Parquet row group size: small
 // enough for a reader to decode several row groups in parallel in bounded
-// memory, large enough for the per-group overhead not to matter.
-const DefaultRowGroupRows = 256 << 10
+// memory (a group of 64 Ki rows is about 2.5 MB decoded; with 128 Ki and
+// 256 Ki rows the peak RSS of scoring 1M queries x 100 was above text's),
+// large enough for the per-group overhead not to show (the same time as
+// 128 Ki rows on 200k queries).
+const DefaultRowGroupRows = 64 << 10
 
 // ParquetCodec parses a --compression value.
 func ParquetCodec(name string) (compress.Compression, error) {
 	switch strings.ToLower(name) {
-	case "", "snappy":
+	case "", "none", "uncompressed":
+		return compress.Codecs.Uncompressed, nil
+	case "snappy":
 		return compress.Codecs.Snappy, nil
 	case "zstd":
 		return compress.Codecs.Zstd, nil
-	case "none", "uncompressed":
-		return compress.Codecs.Uncompressed, nil
 	}
-	return 0, fmt.Errorf("unknown compression %q (want snappy, zstd or none)", name)
+	return 0, fmt.Errorf("unknown compression %q (want none, snappy or zstd)", name)
 }
 
 // NewRecordWriter returns a writer of Arrow IPC file, Arrow IPC stream or
@@ -86,67 +95,264 @@ func NewRecordWriterWith(w io.Writer, format Format, s *arrow.Schema, o WriterOp
 		if rows <= 0 {
 			rows = DefaultRowGroupRows
 		}
-		pw, err := pqarrow.NewFileWriter(s, w,
-			parquet.NewWriterProperties(
-				parquet.WithCompression(codec),
-				parquet.WithDictionaryDefault(false),
-				parquet.WithDictionaryFor(FieldQueryID, true),
-				parquet.WithMaxRowGroupLength(math.MaxInt64),
-			),
-			pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		aw := newAsyncWriter(w)
+		props := parquet.NewWriterProperties(
+			parquet.WithCompression(codec),
+			parquet.WithDictionaryDefault(false),
+			parquet.WithDictionaryFor(FieldQueryID, true),
+			// Ranks repeat 1..depth in every query: a dictionary of depth
+			// entries and 7-bit indices instead of 4 bytes a row.
+			parquet.WithDictionaryFor(FieldRank, true),
+			// No min/max for the id columns: for doc ids they cost a
+			// comparison a row and prune nothing; for query ids pqarrow
+			// derives them by hashing every dictionary index (a tenth of
+			// convert's CPU time), and evalgate reads every row group.
+			parquet.WithStatsFor(FieldDocID, false),
+			parquet.WithStatsFor(FieldQueryID, false),
+			parquet.WithMaxRowGroupLength(math.MaxInt64),
+		)
+		dictQID := s.NumFields() > 0 && s.Field(0).Name == FieldQueryID && s.Field(0).Type.ID() == arrow.STRING
+		pqw := &parquetWriter{out: aw, schema: s, target: rows, dictQID: dictQID}
+		if isFlatSchema(s) {
+			pqw.flat, err = newFlatGroupWriter(aw, s, props, runtime.GOMAXPROCS(0))
+		} else {
+			pqw.fw, err = pqarrow.NewFileWriter(s, aw, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		}
 		if err != nil {
+			aw.Close()
 			return nil, fmt.Errorf("create parquet writer: %w", err)
 		}
-		return &parquetWriter{fw: pw, target: rows}, nil
+		return pqw, nil
 	}
 	return nil, fmt.Errorf("create record writer: %w: %v (want arrow, arrow-stream or parquet)", ErrUnknownFormat, format)
 }
 
 // parquetWriter cuts row groups at the first query boundary after target
-// rows. Every canonical schema has the query id in column 0.
+// rows. Every canonical schema has the query id in column 0. It holds the
+// records of a row group until the group is complete, then writes it
+// column by column: a utf8 query id column goes in as a dictionary array
+// built here from the runs of equal ids (one map look-up a query, not a
+// hash a row as the column writer's own dictionary encoder does), which
+// the column writer stores as the column chunk's dictionary page and RLE
+// indices.
 type parquetWriter struct {
-	fw     *pqarrow.FileWriter
-	target int
-	rows   int    // rows in the open row group
-	last   string // query id of the last row written
+	fw      *pqarrow.FileWriter // nested schemas
+	flat    *flatGroupWriter    // flat schemas: columns encoded concurrently
+	out     *asyncWriter
+	schema  *arrow.Schema
+	target  int
+	dictQID bool           // column 0 is a utf8 query id, dictionary-encoded here
+	pending []arrow.Record // the open row group's records
+	rows    int            // rows in the open row group
+	last    string         // query id of the last row written
 }
 
 func (p *parquetWriter) Write(rec arrow.Record) error {
+	n := int(rec.NumRows())
 	qids, ok := rec.Column(0).(*array.String)
 	if !ok {
-		return p.fw.WriteBuffered(rec)
-	}
-	n := int(rec.NumRows())
-	start := 0
-	for i := 0; i < n; i++ {
-		id := qids.Value(i)
-		if p.rows >= p.target && id != p.last {
-			if err := p.write(rec, start, i); err != nil {
-				return err
-			}
-			p.fw.NewBufferedRowGroup()
-			p.rows, start = 0, i
+		p.add(rec, 0, n)
+		if p.rows >= p.target {
+			return p.flush()
 		}
-		p.rows++
-		p.last = id
-	}
-	p.last = strings.Clone(p.last)
-	return p.write(rec, start, n)
-}
-
-func (p *parquetWriter) write(rec arrow.Record, from, to int) error {
-	if from == to {
 		return nil
 	}
-	if from == 0 && to == int(rec.NumRows()) {
-		return p.fw.WriteBuffered(rec)
+	for start := 0; start < n; {
+		// The group may end at the first query boundary at or after row i.
+		i := start + max(p.target-p.rows, 0)
+		if i >= n {
+			p.add(rec, start, n)
+			break
+		}
+		prev := p.last
+		if i > start {
+			prev = qids.Value(i - 1)
+		}
+		for i < n && qids.Value(i) == prev {
+			i++
+		}
+		p.add(rec, start, i)
+		if i == n {
+			break
+		}
+		if err := p.flush(); err != nil {
+			return err
+		}
+		start = i
 	}
-	s := rec.NewSlice(int64(from), int64(to))
-	defer s.Release()
-	return p.fw.WriteBuffered(s)
+	if n > 0 {
+		p.last = strings.Clone(qids.Value(n - 1))
+	}
+	return nil
 }
 
-func (p *parquetWriter) Close() error { return p.fw.Close() }
+// add holds rows [from, to) of rec for the open row group.
+func (p *parquetWriter) add(rec arrow.Record, from, to int) {
+	if from == to {
+		return
+	}
+	if from == 0 && to == int(rec.NumRows()) {
+		rec.Retain()
+		p.pending = append(p.pending, rec)
+	} else {
+		p.pending = append(p.pending, rec.NewSlice(int64(from), int64(to)))
+	}
+	p.rows += to - from
+}
+
+// flush writes the open row group.
+func (p *parquetWriter) flush() error {
+	if p.rows == 0 {
+		return nil
+	}
+	defer func() {
+		for _, r := range p.pending {
+			r.Release()
+		}
+		p.pending, p.rows = p.pending[:0], 0
+	}()
+	if p.flat != nil {
+		return p.flushFlat()
+	}
+	p.fw.NewRowGroup()
+	for c, f := range p.schema.Fields() {
+		if c == 0 && p.dictQID {
+			if d := p.queryDictionary(); d != nil {
+				err := p.fw.WriteColumnData(d)
+				d.Release()
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		chunks := make([]arrow.Array, len(p.pending))
+		for i, r := range p.pending {
+			chunks[i] = r.Column(c)
+		}
+		ch := arrow.NewChunked(f.Type, chunks)
+		err := p.fw.WriteColumnChunked(ch, 0, int64(ch.Len()))
+		ch.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queryDictionary returns the query ids of the open row group as a
+// dictionary array, or nil when one of its chunks is not a utf8 array
+// without nulls.
+func (p *parquetWriter) queryDictionary() *array.Dictionary {
+	idx := make([]int32, 0, p.rows)
+	dict := NewStrings(0, 0)
+	seen := make(map[string]int32)
+	j, prev := int32(-1), ""
+	for _, r := range p.pending {
+		col, ok := r.Column(0).(*array.String)
+		if !ok || col.NullN() != 0 {
+			return nil
+		}
+		for i := range col.Len() {
+			if v := col.Value(i); j < 0 || v != prev {
+				k, ok := seen[v]
+				if !ok {
+					k = int32(dict.Len())
+					dict.Append(v)
+					seen[v] = k // v views a pending record, alive until the flush ends
+				}
+				j, prev = k, v
+			}
+			idx = append(idx, j)
+		}
+	}
+	values := dict.Array()
+	defer values.Release()
+	indices := Int32Array(idx, nil)
+	defer indices.Release()
+	return array.NewDictionaryArray(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}, indices, values)
+}
+
+func (p *parquetWriter) Close() error {
+	err := p.flush()
+	if err == nil && p.flat != nil {
+		err = p.flat.close()
+	} else if err == nil {
+		err = p.fw.Close()
+	}
+	if cerr := p.out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// asyncWriter passes what is written to it on to w from a goroutine of its
+// own, in blocks of asyncBlock bytes, so that the encoder does not wait
+// for the write system calls (a third of a conversion's CPU time goes to
+// them). At most two blocks are in flight.
+type asyncWriter struct {
+	w      io.Writer
+	buf    []byte
+	todo   chan []byte
+	free   chan []byte
+	done   chan struct{}
+	err    error       // the first write error, read once failed is set or done is closed
+	failed atomic.Bool // err is set
+}
+
+const asyncBlock = 1 << 20
+
+func newAsyncWriter(w io.Writer) *asyncWriter {
+	a := &asyncWriter{w: w, todo: make(chan []byte, 1), free: make(chan []byte, 2), done: make(chan struct{})}
+	a.free <- make([]byte, 0, asyncBlock)
+	a.free <- make([]byte, 0, asyncBlock)
+	a.buf = <-a.free
+	go func() {
+		defer close(a.done)
+		for b := range a.todo {
+			if a.err == nil {
+				if _, a.err = a.w.Write(b); a.err != nil {
+					a.failed.Store(true)
+				}
+			}
+			a.free <- b[:0]
+		}
+	}()
+	return a
+}
+
+func (a *asyncWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		k := copy(a.buf[len(a.buf):cap(a.buf)], p)
+		a.buf = a.buf[:len(a.buf)+k]
+		p = p[k:]
+		if len(a.buf) == cap(a.buf) {
+			a.todo <- a.buf
+			a.buf = <-a.free
+		}
+	}
+	if a.failed.Load() {
+		return n, a.err
+	}
+	return n, nil
+}
+
+// Close writes what is buffered and waits for the writes to end; it does
+// not close w.
+func (a *asyncWriter) Close() error {
+	if a.buf == nil {
+		<-a.done
+		return a.err
+	}
+	if len(a.buf) > 0 {
+		a.todo <- a.buf
+	}
+	a.buf = nil
+	close(a.todo)
+	<-a.done
+	return a.err
+}
 
 // positionWriter answers Seek(0, io.SeekCurrent) with the number of bytes
 // written, which is all the IPC file writer asks of a seeker.

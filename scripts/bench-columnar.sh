@@ -10,14 +10,14 @@
 #   scripts/bench-columnar.sh                       # 200,000 queries x 100
 #   QUERIES=1000000 scripts/bench-columnar.sh       # 1M x 100
 #   DATA=/path/with/gold.qrels+run.trec OUT=/tmp/c scripts/bench-columnar.sh
-#   COMPRESSION=zstd scripts/bench-columnar.sh      # Parquet codec for convert
+#   COMPRESSION=snappy scripts/bench-columnar.sh    # Parquet codec for convert (default none)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 queries=${QUERIES:-200000}
 rounds=${ROUNDS:-5}
 data=${DATA:-bench-data/q$queries}
 out=${OUT:-bench-data/columnar-q$queries}
-compression=${COMPRESSION:-snappy}
+compression=${COMPRESSION:-none}
 bin=${BIN:-bin/evalgate}
 if [ -z "${BIN:-}" ]; then
 	go build -trimpath -o "$bin" ./cmd/evalgate

@@ -1,0 +1,552 @@
+package schema
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+
+	"github.com/apache/arrow/go/v16/parquet"
+	"github.com/apache/arrow/go/v16/parquet/metadata"
+)
+
+// pageColumn decodes the pages of one flat column chunk itself, rather
+// than through the column chunk reader, for the encodings writers use for
+// flat columns: PLAIN and dictionary (PLAIN dictionary page, RLE /
+// bit-packed hybrid indices) values, RLE definition levels. A PLAIN
+// byte-array page becomes offsets and one data buffer in a tight loop,
+// without the []parquet.ByteArray the column reader fills (a pointer a
+// value, each one a write barrier while the collector runs); a dictionary
+// page is copied once and its entries copied per row by index; PLAIN
+// fixed-width values are one copy. Every length and index read from the
+// file is checked against the bytes present.
+type pageColumn struct {
+	pages    *chunkPages
+	byteArr  bool // BYTE_ARRAY, else fixed width
+	width    int  // bytes a fixed-width value
+	nullable bool // max definition level 1 (0 when false)
+	limit    int  // the most string bytes one batch may hold
+
+	hasDict bool
+	dict    Strings // byte-array dictionary entries
+	dictFix []byte  // fixed-width dictionary entries, width bytes each
+	ndict   int
+
+	left   int    // values (rows) left in the current data page
+	plain  []byte // the rest of a PLAIN page's values
+	useIdx bool   // the page is dictionary-encoded: indices in idx
+	idx    hybrid
+	def    hybrid // definition levels of a nullable column
+
+	levels []uint32 // scratch: definition levels or indices of a run of rows
+	err    error    // the first error of nextPage
+}
+
+var errPageEncoding = errors.New("unsupported page encoding")
+
+// pageDecodable reports whether the column chunk's declared encodings are
+// all ones pageColumn decodes.
+func pageDecodable(md *metadata.ColumnChunkMetaData) bool {
+	if md == nil || md.CryptoMetadata() != nil {
+		return false
+	}
+	for _, e := range md.Encodings() {
+		switch e {
+		case parquet.Encodings.Plain, parquet.Encodings.PlainDict, parquet.Encodings.RLEDict, parquet.Encodings.RLE:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func newPageColumn(pages *chunkPages, t parquet.Type, nullable bool, limit int) (*pageColumn, error) {
+	c := &pageColumn{pages: pages, nullable: nullable, limit: limit}
+	switch t {
+	case parquet.Types.ByteArray:
+		c.byteArr = true
+	case parquet.Types.Int32, parquet.Types.Float:
+		c.width = 4
+	case parquet.Types.Int64, parquet.Types.Double:
+		c.width = 8
+	default:
+		return nil, fmt.Errorf("%w: physical type %s", errPageEncoding, t)
+	}
+	return c, nil
+}
+
+func corruptf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+}
+
+// nextPage moves to the next data page, reading a dictionary page on the
+// way. Its first error is returned by every later call too.
+func (c *pageColumn) nextPage() error {
+	if c.err == nil {
+		c.err = c.advance()
+	}
+	return c.err
+}
+
+func (c *pageColumn) advance() error {
+	for {
+		p, err := c.pages.next()
+		if err == io.EOF {
+			return corruptf("column chunk holds fewer values than its row group's rows")
+		}
+		if err != nil {
+			return err
+		}
+		data := p.data
+		switch p.typ {
+		case pageDictionary:
+			if c.hasDict {
+				return corruptf("second dictionary page")
+			}
+			if p.enc != parquet.Encodings.Plain && p.enc != parquet.Encodings.PlainDict {
+				return fmt.Errorf("%w: dictionary page %s", errPageEncoding, p.enc)
+			}
+			if err := c.readDictionary(data, p.nvals); err != nil {
+				return err
+			}
+			c.hasDict = true
+			continue
+		case pageData:
+			if c.nullable {
+				if p.defEnc != parquet.Encodings.RLE {
+					return fmt.Errorf("%w: definition levels %s", errPageEncoding, p.defEnc)
+				}
+				if len(data) < 4 {
+					return corruptf("data page too short for its definition levels")
+				}
+				n := binary.LittleEndian.Uint32(data)
+				if uint64(n) > uint64(len(data)-4) {
+					return corruptf("definition levels longer than their page")
+				}
+				c.def.init(data[4:4+n], 1)
+				data = data[4+n:]
+			}
+		case pageDataV2:
+			if p.repLen != 0 || (!c.nullable && p.defLen != 0) {
+				return corruptf("levels of a flat column's data page")
+			}
+			if c.nullable {
+				c.def.init(data[:p.defLen], 1)
+			}
+			data = data[p.defLen:]
+		}
+		switch p.enc {
+		case parquet.Encodings.Plain:
+			c.plain, c.useIdx = data, false
+		case parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
+			if !c.hasDict {
+				return corruptf("dictionary-encoded page without a dictionary")
+			}
+			if len(data) < 1 || data[0] > 32 {
+				return corruptf("dictionary index bit width")
+			}
+			c.idx.init(data[1:], uint(data[0]))
+			c.useIdx = true
+		default:
+			return fmt.Errorf("%w: data page %s", errPageEncoding, p.enc)
+		}
+		if p.nvals == 0 {
+			continue
+		}
+		c.left = p.nvals
+		return nil
+	}
+}
+
+func (c *pageColumn) readDictionary(data []byte, n int) error {
+	if n < 0 {
+		return corruptf("negative dictionary size")
+	}
+	if !c.byteArr {
+		if int64(n)*int64(c.width) > int64(len(data)) {
+			return corruptf("dictionary page shorter than its values")
+		}
+		c.dictFix = slices.Clone(data[:n*c.width])
+		c.ndict = n
+		return nil
+	}
+	if n > len(data)/4 {
+		return corruptf("dictionary page shorter than its values")
+	}
+	c.dict = NewStrings(n, len(data)-4*n)
+	rest, err := appendPlain(&c.dict, data, n, len(data))
+	if err != nil {
+		return err
+	}
+	_ = rest
+	c.ndict = n
+	return nil
+}
+
+// appendPlain appends n PLAIN byte-array values from data to b, and
+// returns the bytes after them. The data buffer may not grow past limit.
+func appendPlain(b *Strings, data []byte, n, limit int) ([]byte, error) {
+	off, buf := b.Offsets, b.Data
+	for range n {
+		if len(data) < 4 {
+			return nil, corruptf("byte array page shorter than its values")
+		}
+		l := binary.LittleEndian.Uint32(data)
+		if uint64(l) > uint64(len(data)-4) {
+			return nil, corruptf("byte array value longer than its page")
+		}
+		if len(buf)+int(l) > limit {
+			return nil, corruptf("string values larger than the input can justify")
+		}
+		buf = append(buf, data[4:4+l]...)
+		off = append(off, int32(len(buf)))
+		data = data[4+l:]
+	}
+	b.Offsets, b.Data = off, buf
+	return data, nil
+}
+
+// sizeHint estimates the bytes the next n strings take, from the current
+// page (or its dictionary): the average value length times n, plus an
+// eighth. It returns 0 when no page is loaded.
+func (c *pageColumn) sizeHint(n int) int {
+	var avg float64
+	var seen int // bytes the estimate comes from
+	switch {
+	case c.left == 0:
+		if c.nextPage() != nil {
+			return 0 // reading reports it
+		}
+		return c.sizeHint(n)
+	case c.useIdx && c.ndict > 0:
+		avg, seen = float64(len(c.dict.Data))/float64(c.ndict), len(c.dict.Data)
+	case !c.useIdx:
+		avg, seen = float64(max(len(c.plain)-4*c.left, 0))/float64(c.left), len(c.plain)
+	}
+	// A hostile row count must not turn a small page into a large
+	// allocation: past 16 times what was seen, appending grows the buffer.
+	return int(min(avg*float64(n)*9/8, float64(c.limit), float64(16*seen+1<<20)))
+}
+
+// scratch returns c.levels with room for n values.
+func (c *pageColumn) scratch(n int) []uint32 {
+	if cap(c.levels) < n {
+		c.levels = make([]uint32, n)
+	}
+	return c.levels[:n]
+}
+
+// definitions decodes the definition levels of the next k rows of the page
+// into c.levels and returns how many are defined.
+func (c *pageColumn) definitions(k int) ([]uint32, int, error) {
+	lv := c.scratch(k)
+	if err := c.def.read(lv); err != nil {
+		return nil, 0, err
+	}
+	m := 0
+	for _, l := range lv {
+		if l > 1 {
+			return nil, 0, corruptf("definition level %d above 1", l)
+		}
+		m += int(l)
+	}
+	return lv, m, nil
+}
+
+// levelsFor reads the definition levels of the next k rows, after done
+// rows of the batch: lv is nil when all k are defined (m is how many are).
+// valid stays nil as long as every row of the batch is defined, and
+// holds the validity of each row once one is not.
+func (c *pageColumn) levelsFor(k, done int, valid *[]bool) (lv []uint32, m int, err error) {
+	if c.def.rep == 0 && c.def.lit == 0 {
+		if err := c.def.nextRun(); err != nil {
+			return nil, 0, err
+		}
+	}
+	if c.def.rep >= k && c.def.val == 1 { // the common case: one run of defined rows
+		c.def.rep -= k
+		lv, m = nil, k
+	} else if lv, m, err = c.definitions(k); err != nil {
+		return nil, 0, err
+	}
+	if m == k {
+		if *valid != nil {
+			for range k {
+				*valid = append(*valid, true)
+			}
+		}
+		return nil, k, nil
+	}
+	lv = slices.Clone(lv) // c.levels is reused for indices
+	if *valid == nil {
+		*valid = make([]bool, done, done+k)
+		for i := range *valid {
+			(*valid)[i] = true
+		}
+	}
+	for _, l := range lv {
+		*valid = append(*valid, l == 1)
+	}
+	return lv, m, nil
+}
+
+// readStrings appends the next n rows of a byte-array column to b; valid
+// (nil for required columns) gets their validity.
+func (c *pageColumn) readStrings(b *Strings, valid *[]bool, n int) error {
+	for n > 0 {
+		if c.left == 0 {
+			if err := c.nextPage(); err != nil {
+				return err
+			}
+		}
+		k := min(n, c.left)
+		m := k
+		var lv []uint32
+		if c.nullable {
+			var err error
+			if lv, m, err = c.levelsFor(k, b.Len(), valid); err != nil {
+				return err
+			}
+		}
+		start := b.Len()
+		if err := c.appendValues(b, m, k); err != nil {
+			return err
+		}
+		if m != k {
+			spreadStrings(b, start, lv)
+		}
+		c.left -= k
+		n -= k
+	}
+	return nil
+}
+
+// appendValues appends the next m values of the page (of k rows left to
+// read in it) to b.
+func (c *pageColumn) appendValues(b *Strings, m, k int) error {
+	if !c.useIdx {
+		rest, err := appendPlain(b, c.plain, m, c.limit)
+		c.plain = rest
+		return err
+	}
+	ix := c.scratch(m)
+	if err := c.idx.read(ix); err != nil {
+		return err
+	}
+	// Size the values first, then copy them into place.
+	doff, ddata := c.dict.Offsets, c.dict.Data
+	size := len(b.Data)
+	for _, j := range ix {
+		if int(j) >= c.ndict {
+			return corruptf("dictionary index %d of %d entries", j, c.ndict)
+		}
+		size += int(doff[j+1] - doff[j])
+		if size > c.limit {
+			return corruptf("string values larger than the input can justify")
+		}
+	}
+	off := slices.Grow(b.Offsets, len(ix))
+	buf := slices.Grow(b.Data, size-len(b.Data))
+	at := len(buf)
+	buf = buf[:size]
+	for _, j := range ix {
+		at += copy(buf[at:], ddata[doff[j]:doff[j+1]])
+		off = append(off, int32(at))
+	}
+	b.Offsets, b.Data = off, buf
+	return nil
+}
+
+// spreadStrings spreads the values appended to b since string start over
+// the rows of levels lv, inserting an empty string for each null.
+func spreadStrings(b *Strings, start int, lv []uint32) {
+	dense := slices.Clone(b.Offsets[start+1:])
+	b.Offsets = b.Offsets[:start+1]
+	k := 0
+	for _, l := range lv {
+		if l == 1 {
+			b.Offsets = append(b.Offsets, dense[k])
+			k++
+		} else {
+			b.Offsets = append(b.Offsets, b.Offsets[len(b.Offsets)-1])
+		}
+	}
+}
+
+// readFixed reads the next len(out)/width rows of a fixed-width column
+// into out (a null row gets zero bytes); valid (nil for required columns)
+// gets their validity.
+func (c *pageColumn) readFixed(out []byte, valid *[]bool) error {
+	w := c.width
+	for done := 0; len(out) > 0; {
+		if c.left == 0 {
+			if err := c.nextPage(); err != nil {
+				return err
+			}
+		}
+		k := min(len(out)/w, c.left)
+		m := k
+		var lv []uint32
+		if c.nullable {
+			var err error
+			if lv, m, err = c.levelsFor(k, done, valid); err != nil {
+				return err
+			}
+		}
+		dst := out[:k*w]
+		if c.useIdx {
+			ix := c.scratch(m)
+			if err := c.idx.read(ix); err != nil {
+				return err
+			}
+			if err := c.lookupFixed(dst, ix); err != nil {
+				return err
+			}
+		} else {
+			if m*w > len(c.plain) {
+				return corruptf("page shorter than its values")
+			}
+			copy(dst, c.plain[:m*w])
+			c.plain = c.plain[m*w:]
+		}
+		if m != k {
+			// Spread the m dense values over the k rows, from the end.
+			j := m - 1
+			for i := k - 1; i >= 0; i-- {
+				if lv[i] == 1 {
+					copy(dst[i*w:(i+1)*w], dst[j*w:(j+1)*w])
+					j--
+				} else {
+					clear(dst[i*w : (i+1)*w])
+				}
+			}
+		}
+		c.left -= k
+		out = out[k*w:]
+		done += k
+	}
+	return nil
+}
+
+// lookupFixed writes the fixed-width dictionary entries of indices ix to
+// dst.
+func (c *pageColumn) lookupFixed(dst []byte, ix []uint32) error {
+	w, d := c.width, c.dictFix
+	for _, j := range ix {
+		if int(j) >= c.ndict {
+			return corruptf("dictionary index %d of %d entries", j, c.ndict)
+		}
+	}
+	switch w {
+	case 4:
+		dst = dst[:4*len(ix)]
+		for i, j := range ix {
+			binary.LittleEndian.PutUint32(dst[4*i:], binary.LittleEndian.Uint32(d[4*j:]))
+		}
+	case 8:
+		dst = dst[:8*len(ix)]
+		for i, j := range ix {
+			binary.LittleEndian.PutUint64(dst[8*i:], binary.LittleEndian.Uint64(d[8*j:]))
+		}
+	}
+	return nil
+}
+
+// hybrid decodes the RLE / bit-packed hybrid encoding of Parquet levels
+// and dictionary indices.
+type hybrid struct {
+	data []byte
+	bw   uint
+	rep  int    // values left in the current RLE run
+	val  uint32 // the value of that run
+	lit  int    // values left in the current bit-packed run
+	bits []byte // that run's bytes
+	pos  uint   // the bit position of its next value in bits
+}
+
+func (h *hybrid) init(data []byte, bw uint) {
+	*h = hybrid{data: data, bw: bw}
+}
+
+// read fills out with the next len(out) values.
+func (h *hybrid) read(out []uint32) error {
+	for len(out) > 0 {
+		switch {
+		case h.rep > 0:
+			k := min(h.rep, len(out))
+			v := h.val
+			for i := range out[:k] {
+				out[i] = v
+			}
+			h.rep -= k
+			out = out[k:]
+		case h.lit > 0:
+			k := min(h.lit, len(out))
+			bw, mask := h.bw, uint64(1)<<h.bw-1
+			for i := range out[:k] {
+				p := h.pos >> 3
+				var w uint64
+				if int(p)+8 <= len(h.bits) {
+					w = binary.LittleEndian.Uint64(h.bits[p:])
+				} else {
+					var tmp [8]byte
+					copy(tmp[:], h.bits[p:])
+					w = binary.LittleEndian.Uint64(tmp[:])
+				}
+				out[i] = uint32(w >> (h.pos & 7) & mask)
+				h.pos += bw
+			}
+			h.lit -= k
+			out = out[k:]
+		default:
+			if err := h.nextRun(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (h *hybrid) nextRun() error {
+	header, n := binary.Uvarint(h.data)
+	if n <= 0 {
+		return corruptf("RLE data ends before its values")
+	}
+	h.data = h.data[n:]
+	count := header >> 1
+	if header&1 == 0 {
+		nb := int(h.bw+7) / 8
+		if len(h.data) < nb || count == 0 || count > math.MaxInt32 {
+			return corruptf("RLE run")
+		}
+		var v uint32
+		for i := nb - 1; i >= 0; i-- {
+			v = v<<8 | uint32(h.data[i])
+		}
+		if h.bw < 32 && v>>h.bw != 0 {
+			return corruptf("RLE run value wider than its bit width")
+		}
+		h.data = h.data[nb:]
+		h.rep, h.val = int(count), v
+		return nil
+	}
+	if count == 0 || count > math.MaxInt32/8 {
+		return corruptf("bit-packed run")
+	}
+	if h.bw == 0 {
+		h.rep, h.val = int(count*8), 0
+		return nil
+	}
+	// A final run may be cut short: keep the values its bytes hold.
+	nb := min(count*uint64(h.bw), uint64(len(h.data)))
+	vals := nb * 8 / uint64(h.bw)
+	if vals == 0 {
+		return corruptf("bit-packed run ends before its values")
+	}
+	h.bits, h.pos = h.data[:nb], 0
+	h.lit = int(min(vals, count*8))
+	h.data = h.data[nb:]
+	return nil
+}
