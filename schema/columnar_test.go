@@ -39,6 +39,22 @@ func recordsFromJSON(t testing.TB, mem memory.Allocator, s *arrow.Schema, batche
 	return recs
 }
 
+// writeAll writes recs with w and closes it.
+func writeAll(t testing.TB, w interface {
+	Write(arrow.Record) error
+	Close() error
+}, recs ...arrow.Record) {
+	t.Helper()
+	for _, rec := range recs {
+		if err := w.Write(rec); err != nil {
+			t.Fatalf("write: %v", err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+}
+
 // encode writes recs (of schema s) in format and returns the bytes.
 func encode(t testing.TB, format Format, s *arrow.Schema, recs []arrow.Record) []byte {
 	t.Helper()
@@ -47,14 +63,7 @@ func encode(t testing.TB, format Format, s *arrow.Schema, recs []arrow.Record) [
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, rec := range recs {
-		if err := w.Write(rec); err != nil {
-			t.Fatalf("write %v: %v", format, err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatalf("close %v: %v", format, err)
-	}
+	writeAll(t, w, recs...)
 	return buf.Bytes()
 }
 
@@ -71,14 +80,7 @@ func writeColumnar(t testing.TB, dir, name string, format Format, s *arrow.Schem
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, rec := range recs {
-		if err := w.Write(rec); err != nil {
-			t.Fatalf("write %v: %v", format, err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatalf("close %v: %v", format, err)
-	}
+	writeAll(t, w, recs...)
 	return p
 }
 

@@ -59,14 +59,7 @@ func TestParallelUnitsKeepRowNumbers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, rec := range recs {
-				if err := w.Write(rec); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
+			writeAll(t, w, recs...)
 			out.Close()
 			c, err := readFile(t, p, RoleRun, Options{Parallelism: 3})
 			if bad == 0 {

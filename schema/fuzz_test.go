@@ -332,14 +332,7 @@ func FuzzParquet(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		for _, rec := range recs {
-			if err := w.Write(rec); err != nil {
-				f.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			f.Fatal(err)
-		}
+		writeAll(f, w, recs...)
 		f.Add(buf.Bytes())
 	}
 	release(recs)

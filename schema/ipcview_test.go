@@ -58,14 +58,7 @@ func mappedFile(t *testing.T, recs []arrow.Record, opts ...ipc.Option) (*mappedB
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, rec := range recs {
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeAll(t, w, recs...)
 	f.Close()
 	if f, err = os.Open(p); err != nil {
 		t.Fatal(err)

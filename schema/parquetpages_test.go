@@ -151,12 +151,7 @@ func TestParquetPagesRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		writeAll(t, w, rec)
 		f.Close()
 		r, err := Open(context.Background(), p, RoleRun, Options{})
 		if err != nil {
