@@ -34,8 +34,8 @@ type mappedBatches struct {
 // message is an IPC message in the mapping: its metadata flatbuffer and
 // body.
 type message struct {
-	meta, body       []byte
-	bodyOff, bodyLen int64 // the body's place in the file
+	meta, body []byte
+	bodyOff    int64 // the body's offset in the file
 }
 
 // newMappedBatches returns the batches of the mapped file mm, or nil when
@@ -86,7 +86,7 @@ func newMappedBatches(mm mapping, ra io.ReaderAt, s *arrow.Schema) (b *mappedBat
 			return nil
 		}
 		m.body = mm[off+metaLen : off+metaLen+bodyLen]
-		m.bodyOff, m.bodyLen = off+metaLen, bodyLen
+		m.bodyOff = off + metaLen
 		b.blocks = append(b.blocks, m)
 	}
 	return b
@@ -166,7 +166,7 @@ func (b *mappedBatches) view(i int) (arrow.Record, error) {
 	blk := &b.blocks[i]
 	metaOff := blk.bodyOff - int64(len(blk.meta))
 	if len(b.mm) >= viewMappedMinSize {
-		rel := &pageRelease{mm: b.mm, msg: b.mm[metaOff : blk.bodyOff+blk.bodyLen]}
+		rel := &pageRelease{mm: b.mm, msg: b.mm[metaOff : blk.bodyOff+int64(len(blk.body))]}
 		rec, err := viewRecord(b.arrowSchema, blk.meta, func() ([]byte, error) { return blk.body, nil }, rel)
 		if err == nil {
 			b.viewed.Store(true)
@@ -180,7 +180,7 @@ func (b *mappedBatches) view(i int) (arrow.Record, error) {
 		return nil, fmt.Errorf("read record batch %d: %w", i, err)
 	}
 	return viewRecord(b.arrowSchema, meta, func() ([]byte, error) {
-		body := make([]byte, blk.bodyLen)
+		body := make([]byte, len(blk.body))
 		if _, err := b.ra.ReadAt(body, blk.bodyOff); err != nil {
 			return nil, fmt.Errorf("read record batch %d: %w", i, err)
 		}

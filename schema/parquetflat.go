@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v16/arrow"
 	"github.com/apache/arrow/go/v16/arrow/array"
@@ -267,6 +268,20 @@ func wrapFixed[T any](t arrow.DataType, v []T, valid []bool) arrow.Array {
 	return array.MakeFromData(d)
 }
 
+// readFixedColumn reads the next n rows of a fixed-width column of type
+// t, whose values are Ts, decoded page by page.
+func readFixedColumn[T int32 | int64 | float32 | float64](pc *pageColumn, t arrow.DataType, n int) (arrow.Array, error) {
+	if pc.width != int(unsafe.Sizeof(T(0))) {
+		return nil, fmt.Errorf("%w: column of physical width %d for %s", ErrCorrupt, pc.width, t)
+	}
+	var valid []bool // nil while every row read is valid
+	v := make([]T, n)
+	if err := pc.readFixed(bytesOf(v), &valid); err != nil {
+		return nil, err
+	}
+	return wrapFixed(t, v, validOrNil(valid, pc.nullable)), nil
+}
+
 // readPageColumn reads the next n rows of a column decoded page by page.
 func readPageColumn(pc *pageColumn, t arrow.DataType, n int) (arrow.Array, error) {
 	var valid []bool // nil while every row read is valid
@@ -281,41 +296,13 @@ func readPageColumn(pc *pageColumn, t arrow.DataType, n int) (arrow.Array, error
 		}
 		return NullableStringArray(b.Offsets, b.Data, validOrNil(valid, pc.nullable)), nil
 	case arrow.INT32:
-		if pc.width != 4 {
-			break
-		}
-		v := make([]int32, n)
-		if err := pc.readFixed(bytesOf(v), &valid); err != nil {
-			return nil, err
-		}
-		return Int32Array(v, validOrNil(valid, pc.nullable)), nil
+		return readFixedColumn[int32](pc, t, n)
 	case arrow.INT64:
-		if pc.width != 8 {
-			break
-		}
-		v := make([]int64, n)
-		if err := pc.readFixed(bytesOf(v), &valid); err != nil {
-			return nil, err
-		}
-		return wrapFixed(arrow.PrimitiveTypes.Int64, v, validOrNil(valid, pc.nullable)), nil
+		return readFixedColumn[int64](pc, t, n)
 	case arrow.FLOAT32:
-		if pc.width != 4 {
-			break
-		}
-		v := make([]float32, n)
-		if err := pc.readFixed(bytesOf(v), &valid); err != nil {
-			return nil, err
-		}
-		return wrapFixed(arrow.PrimitiveTypes.Float32, v, validOrNil(valid, pc.nullable)), nil
+		return readFixedColumn[float32](pc, t, n)
 	case arrow.FLOAT64:
-		if pc.width != 8 {
-			break
-		}
-		v := make([]float64, n)
-		if err := pc.readFixed(bytesOf(v), &valid); err != nil {
-			return nil, err
-		}
-		return wrapFixed(arrow.PrimitiveTypes.Float64, v, validOrNil(valid, pc.nullable)), nil
+		return readFixedColumn[float64](pc, t, n)
 	}
 	return nil, fmt.Errorf("%w: column of physical width %d for %s", ErrCorrupt, pc.width, t)
 }
