@@ -1071,7 +1071,11 @@ func newParquetSource(f *os.File, opts Options) (recordSource, error) {
 	// A flat file's row groups are read by the flat plan, never by
 	// pqarrow's goroutines (next opens its column chunks first): opening
 	// them all here would only allocate a stream buffer for each.
-	flat := newFlatPlan(pf, f, size, allocationLimitOf(opts.Allocator))
+	var mem *recycler
+	if opts.ReuseMemory {
+		mem = &batchMemory
+	}
+	flat := newFlatPlan(pf, f, size, allocationLimitOf(opts.Allocator), mem)
 	if flat == nil {
 		if err := decodeNestedColumns(pf); err != nil {
 			pf.Close()

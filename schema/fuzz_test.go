@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -298,6 +299,11 @@ func fuzzColumnar(t *testing.T, p string, data []byte, formats ...Format) {
 			checkFuzzError(t, err)
 			if err == nil {
 				checkRows(t, c)
+			}
+			// Decoding into the memory of released batches reads the same.
+			reused, rerr := fuzzRead(t, p, role, Options{Format: format, ReuseMemory: true})
+			if (err == nil) != (rerr == nil) || (err == nil && !reflect.DeepEqual(c, reused)) {
+				t.Fatalf("%s with ReuseMemory: %v, without: %v, or contents differ", role, rerr, err)
 			}
 		}
 		if _, err := DetectRole(p, format); err != nil && !IsInvalidInput(err) && !strings.Contains(err.Error(), "cannot tell") {

@@ -97,7 +97,7 @@ func stringList(l *array.List, i int) []string {
 	v := l.ListValues().(*array.String)
 	out := []string{}
 	for j := s; j < e; j++ {
-		out = append(out, v.Value(int(j)))
+		out = append(out, strings.Clone(v.Value(int(j))))
 	}
 	return out
 }
@@ -147,7 +147,7 @@ func appendBatch(t testing.TB, c *contents, b *Batch) {
 		d := rec.Column(1).(*array.String)
 		g := rec.Column(2).(*array.Int32)
 		for i := 0; i < n; i++ {
-			c.GoldLong = append(c.GoldLong, goldLongRow{q.Value(i), d.Value(i), g.Value(i), pos(i)})
+			c.GoldLong = append(c.GoldLong, goldLongRow{strings.Clone(q.Value(i)), strings.Clone(d.Value(i)), g.Value(i), pos(i)})
 		}
 	case FormRunLong:
 		q := rec.Column(0).(*array.String)
@@ -155,7 +155,8 @@ func appendBatch(t testing.TB, c *contents, b *Batch) {
 		s := rec.Column(2).(*array.Float64)
 		r := rec.Column(3).(*array.Int32)
 		for i := 0; i < n; i++ {
-			row := runLongRow{QID: q.Value(i), Doc: d.Value(i), Score: s.Value(i), Pos: pos(i)}
+			// Cloned: a reader with Options.ReuseMemory reuses the batch.
+			row := runLongRow{QID: strings.Clone(q.Value(i)), Doc: strings.Clone(d.Value(i)), Score: s.Value(i), Pos: pos(i)}
 			if r.IsValid(i) {
 				row.Rank, row.RankValid = r.Value(i), true
 			}

@@ -31,11 +31,14 @@ type flatPlan struct {
 	r      io.ReaderAt   // the file, of size bytes
 	size   int64
 	chunks bool // column chunks can be read whole (see chunkReadable)
+	// mem, when the caller allows it, recycles the memory of released
+	// records for the columns decoded page by page.
+	mem *recycler
 }
 
 // newFlatPlan returns a plan for pf, or nil when its columns are not all
 // flat ones of the supported types.
-func newFlatPlan(pf *file.Reader, r io.ReaderAt, size int64, limit int) *flatPlan {
+func newFlatPlan(pf *file.Reader, r io.ReaderAt, size int64, limit int, mem *recycler) *flatPlan {
 	ps := pf.MetaData().Schema
 	as, err := pqarrow.FromParquet(ps, nil, pf.MetaData().KeyValueMetadata())
 	if err != nil || as.NumFields() != ps.NumColumns() || ps.NumColumns() == 0 {
@@ -68,7 +71,7 @@ func newFlatPlan(pf *file.Reader, r io.ReaderAt, size int64, limit int) *flatPla
 		fields[c] = arrow.Field{Name: f.Name, Type: f.Type, Nullable: col.MaxDefinitionLevel() > 0}
 	}
 	return &flatPlan{pf: pf, schema: arrow.NewSchema(fields, nil), limit: min(limit, math.MaxInt32),
-		r: r, size: size, chunks: chunkReadable(pf.MetaData())}
+		r: r, size: size, chunks: chunkReadable(pf.MetaData()), mem: mem}
 }
 
 // readRowGroup reads row group g as records of up to flatBatchRows rows.
@@ -94,6 +97,7 @@ func (p *flatPlan) readRowGroup(g int) ([]arrow.Record, error) {
 			if pages[c], err = newPageColumn(ch, desc.PhysicalType(), desc.MaxDefinitionLevel() > 0, p.limit); err != nil {
 				return nil, err
 			}
+			defer pages[c].release()
 			continue
 		}
 		cr, err := rg.Column(c)
@@ -119,7 +123,7 @@ func (p *flatPlan) readRowGroup(g int) ([]arrow.Record, error) {
 			var col arrow.Array
 			var err error
 			if pages[c] != nil {
-				col, err = readPageColumn(pages[c], p.schema.Field(c).Type, n)
+				col, err = readPageColumn(pages[c], p.schema.Field(c).Type, n, p.mem)
 			} else {
 				col, err = readFlatColumn(cr, p.schema.Field(c).Type, n, int(sizes[c])*n, def, &scratch)
 			}
@@ -200,19 +204,19 @@ func readFlatColumn(cr file.ColumnChunkReader, t arrow.DataType, n, bytes int, d
 		if err != nil {
 			return nil, err
 		}
-		return wrapFixed(arrow.PrimitiveTypes.Int64, v, validOrNil(valid, nullable)), nil
+		return wrapFixed(arrow.PrimitiveTypes.Int64, v, validOrNil(valid, nullable), nil), nil
 	case *file.Float32ColumnChunkReader:
 		v, err := readFixed(n, def, nullable, levels, r.ReadBatch)
 		if err != nil {
 			return nil, err
 		}
-		return wrapFixed(arrow.PrimitiveTypes.Float32, v, validOrNil(valid, nullable)), nil
+		return wrapFixed(arrow.PrimitiveTypes.Float32, v, validOrNil(valid, nullable), nil), nil
 	case *file.Float64ColumnChunkReader:
 		v, err := readFixed(n, def, nullable, levels, r.ReadBatch)
 		if err != nil {
 			return nil, err
 		}
-		return wrapFixed(arrow.PrimitiveTypes.Float64, v, validOrNil(valid, nullable)), nil
+		return wrapFixed(arrow.PrimitiveTypes.Float64, v, validOrNil(valid, nullable), nil), nil
 	}
 	return nil, fmt.Errorf("%w: unexpected column reader %T for %s", ErrCorrupt, cr, t)
 }
@@ -260,49 +264,57 @@ func readFixed[T any](n int, def []int16, nullable bool, levels func(int64), rea
 	return out, nil
 }
 
-// wrapFixed wraps v as an Arrow array of type t (of v's width).
-func wrapFixed[T any](t arrow.DataType, v []T, valid []bool) arrow.Array {
+// wrapFixed wraps v as an Arrow array of type t (of v's width), whose
+// memory goes back to mem (if not nil) on its last Release.
+func wrapFixed[T any](t arrow.DataType, v []T, valid []bool, mem *recycler) arrow.Array {
 	bm, nulls := validityBitmap(valid)
-	d := array.NewData(t, len(v), []*memory.Buffer{bm, memory.NewBufferBytes(bytesOf(v))}, nil, nulls, 0)
+	vb := bufferOf(v, mem)
+	defer vb.Release()
+	d := array.NewData(t, len(v), []*memory.Buffer{bm, vb}, nil, nulls, 0)
 	defer d.Release()
 	return array.MakeFromData(d)
 }
 
 // readFixedColumn reads the next n rows of a fixed-width column of type
 // t, whose values are Ts, decoded page by page.
-func readFixedColumn[T int32 | int64 | float32 | float64](pc *pageColumn, t arrow.DataType, n int) (arrow.Array, error) {
+func readFixedColumn[T int32 | int64 | float32 | float64](pc *pageColumn, t arrow.DataType, n int, mem *recycler) (arrow.Array, error) {
 	if pc.width != int(unsafe.Sizeof(T(0))) {
 		return nil, fmt.Errorf("%w: column of physical width %d for %s", ErrCorrupt, pc.width, t)
 	}
-	var valid []bool // nil while every row read is valid
-	v := make([]T, n)
+	var valid []bool              // nil while every row read is valid
+	v := recycledSlice[T](mem, n) // readFixed writes every row
 	if err := pc.readFixed(bytesOf(v), &valid); err != nil {
+		if mem != nil {
+			mem.Free(bytesOf(v[:cap(v)]))
+		}
 		return nil, err
 	}
-	return wrapFixed(t, v, validOrNil(valid, pc.nullable)), nil
+	return wrapFixed(t, v, validOrNil(valid, pc.nullable), mem), nil
 }
 
-// readPageColumn reads the next n rows of a column decoded page by page.
-func readPageColumn(pc *pageColumn, t arrow.DataType, n int) (arrow.Array, error) {
+// readPageColumn reads the next n rows of a column decoded page by page,
+// into memory from mem (nil: new memory).
+func readPageColumn(pc *pageColumn, t arrow.DataType, n int, mem *recycler) (arrow.Array, error) {
 	var valid []bool // nil while every row read is valid
 	switch t.ID() {
 	case arrow.STRING:
 		if !pc.byteArr {
 			break
 		}
-		b := NewStrings(n, pc.sizeHint(n))
+		b := newRecycledStrings(mem, n, pc.sizeHint(n))
 		if err := pc.readStrings(&b, &valid, n); err != nil {
+			b.free(mem)
 			return nil, err
 		}
-		return NullableStringArray(b.Offsets, b.Data, validOrNil(valid, pc.nullable)), nil
+		return b.arrayOf(validOrNil(valid, pc.nullable), mem), nil
 	case arrow.INT32:
-		return readFixedColumn[int32](pc, t, n)
+		return readFixedColumn[int32](pc, t, n, mem)
 	case arrow.INT64:
-		return readFixedColumn[int64](pc, t, n)
+		return readFixedColumn[int64](pc, t, n, mem)
 	case arrow.FLOAT32:
-		return readFixedColumn[float32](pc, t, n)
+		return readFixedColumn[float32](pc, t, n, mem)
 	case arrow.FLOAT64:
-		return readFixedColumn[float64](pc, t, n)
+		return readFixedColumn[float64](pc, t, n, mem)
 	}
 	return nil, fmt.Errorf("%w: column of physical width %d for %s", ErrCorrupt, pc.width, t)
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/apache/arrow/go/v16/parquet"
 	"github.com/apache/arrow/go/v16/parquet/metadata"
@@ -230,12 +231,30 @@ func (c *pageColumn) sizeHint(n int) int {
 	return int(min(avg*float64(n)*9/8, float64(c.limit), float64(16*seen+1<<20)))
 }
 
+// levelScratch keeps the scratch slices of finished page columns: one a
+// column chunk, of a batch's rows, would otherwise be allocated for every
+// column of every row group.
+var levelScratch sync.Pool
+
 // scratch returns c.levels with room for n values.
 func (c *pageColumn) scratch(n int) []uint32 {
+	if c.levels == nil {
+		if p, ok := levelScratch.Get().(*[]uint32); ok {
+			c.levels = *p
+		}
+	}
 	if cap(c.levels) < n {
 		c.levels = make([]uint32, n)
 	}
 	return c.levels[:n]
+}
+
+// release keeps c's scratch for another column; c is not used again.
+func (c *pageColumn) release() {
+	if l := c.levels; l != nil {
+		levelScratch.Put(&l)
+		c.levels = nil
+	}
 }
 
 // definitions decodes the definition levels of the next k rows of the page

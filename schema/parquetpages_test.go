@@ -127,7 +127,8 @@ func TestAsyncWriterError(t *testing.T) {
 
 // TestParquetPagesRoundTrip writes a long run of several pages and row
 // groups, with null ranks scattered after many valid ones, in each
-// compression, and reads back every value.
+// compression, and reads back every value, into new memory and into the
+// memory of the batches released before (Options.ReuseMemory).
 func TestParquetPagesRoundTrip(t *testing.T) {
 	const n = 300_000
 	qb, db := NewStrings(n, 8*n), NewStrings(n, 10*n)
@@ -141,7 +142,11 @@ func TestParquetPagesRoundTrip(t *testing.T) {
 	cols := []arrow.Array{qb.Array(), db.Array(), Float64Array(scores), Int32Array(ranks, valid)}
 	rec := NewRecord(RunLong(), cols, n)
 	defer rec.Release()
-	for _, codec := range []string{"none", "snappy", "zstd"} {
+	for _, tc := range []struct {
+		codec string
+		reuse bool
+	}{{"none", false}, {"snappy", false}, {"zstd", false}, {"none", true}, {"zstd", true}} {
+		codec := tc.codec
 		p := filepath.Join(t.TempDir(), "run.parquet")
 		f, err := os.Create(p)
 		if err != nil {
@@ -153,7 +158,7 @@ func TestParquetPagesRoundTrip(t *testing.T) {
 		}
 		writeAll(t, w, rec)
 		f.Close()
-		r, err := Open(context.Background(), p, RoleRun, Options{})
+		r, err := Open(context.Background(), p, RoleRun, Options{ReuseMemory: tc.reuse})
 		if err != nil {
 			t.Fatal(err)
 		}

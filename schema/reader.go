@@ -89,6 +89,12 @@ type Options struct {
 	MaxErrors int
 	// Allocator for Arrow and Parquet readers (default the Go allocator).
 	Allocator memory.Allocator
+	// ReuseMemory lets the reader decode later batches into the memory
+	// of batches already released, for a caller that keeps nothing of a
+	// batch after releasing it: no string viewing its values (copy what
+	// is kept). Without it every batch is new memory the collector frees,
+	// and views stay valid as long as they are referenced.
+	ReuseMemory bool
 }
 
 func (o Options) withDefaults() Options {
