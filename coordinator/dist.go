@@ -697,6 +697,7 @@ func (p *publisher) close() (publishCounts, error) {
 func joinRun(ctx context.Context, job *Job, gold *ingest.Gold, h ingest.Handlers, regrouped bool) (*ingest.Result, error) {
 	opts := job.Read
 	opts.Format = job.Run.Format
+	opts.ReuseMemory = true // the join keeps nothing of a released batch
 	rd, err := schema.Open(ctx, job.Run.Path, schema.RoleRun, opts)
 	if err != nil {
 		return nil, err

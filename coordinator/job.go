@@ -182,6 +182,7 @@ func loadBaseline(ctx context.Context, job *Job, gold *ingest.Gold) (*ingest.Bas
 	b, err := ingest.NewJoiner(gold, job.Ingest).LoadBaseline(ctx, func() (schema.Reader, error) {
 		opts := job.Read
 		opts.Format = job.Baseline.Format
+		opts.ReuseMemory = true // the join keeps nothing of a released batch
 		return schema.Open(ctx, job.Baseline.Path, schema.RoleRun, opts)
 	})
 	if err != nil {

@@ -105,8 +105,12 @@ func planJudging(ctx context.Context, job *Job, gold *ingest.Gold) (*judgePlan, 
 	cfg := job.Ingest
 	cfg.Depth = jd.Depth
 	cfg.Ranked = func(gi int32, docs []string) {
+		kept := make([]string, len(docs))
+		for i, d := range docs {
+			kept[i] = strings.Clone(d) // docs view the run's batches, reused once released
+		}
 		mu.Lock()
-		ranked[gi] = slices.Clone(docs)
+		ranked[gi] = kept
 		mu.Unlock()
 	}
 	j := *job

@@ -85,6 +85,7 @@ func ingestDefaults(c ingest.Config) ingest.Config {
 func scoreRun(ctx context.Context, job *Job, gold *ingest.Gold, spilled bool) (*ingest.Result, *metric.Partial, error) {
 	opts := job.Read
 	opts.Format = job.Run.Format
+	opts.ReuseMemory = true // the join keeps nothing of a released batch
 	r, err := schema.Open(ctx, job.Run.Path, schema.RoleRun, opts)
 	if err != nil {
 		return nil, nil, err
