@@ -354,8 +354,7 @@ type grouper struct {
 	seq      int64
 	seenGold []bool
 	runOnly  map[string]struct{}
-	held     map[*schema.Batch]bool // batches the current unit references
-	lastGold int32                  // the gold query last found (-1: none)
+	lastGold int32 // the gold query last found (-1: none)
 }
 
 func (g *grouper) init() {
@@ -370,7 +369,7 @@ func (g *grouper) dispatch() error {
 		return nil
 	}
 	job := unitJob{u: g.unit, done: make(chan error, 1)}
-	g.unit, g.held = nil, nil
+	g.unit = nil
 	select {
 	case g.order <- job:
 	case <-g.ctx.Done():
@@ -391,11 +390,11 @@ func (g *grouper) add(gr group) error {
 	if g.unit == nil {
 		g.unit = &Unit{Index: g.nextUnit}
 		g.nextUnit++
-		g.held = map[*schema.Batch]bool{}
 	}
+	// Groups come in the order of the batches they use: a batch not the
+	// unit's last is new to it.
 	for _, s := range gr.segs {
-		if !g.held[s.b] {
-			g.held[s.b] = true
+		if bs := g.unit.batches; len(bs) == 0 || bs[len(bs)-1] != s.b {
 			s.b.Record.Retain()
 			g.unit.batches = append(g.unit.batches, s.b)
 		}
@@ -526,27 +525,25 @@ func (g *grouper) run(r schema.Reader) error {
 			b.Release()
 			continue
 		}
+		if len(cur) == 0 && n > 0 {
+			curID = qids.Value(0) // no query open at the end of the last batch
+		}
+		// The open query's rows in this batch start at start; each round
+		// finds where they end and opens the query found there.
 		start := 0
-		for i := 0; i < n; i++ {
-			id := qids.Value(i)
-			if len(cur) == 0 && i == start {
-				if i == 0 && curID != "" && id == curID {
-					continue // continues the query open at the end of the last batch
-				}
-				curID = id
-				continue
+		for {
+			end := runEnd(qids, start, curID)
+			if end == n {
+				break
 			}
-			if id == curID {
-				continue
-			}
-			if i > start {
-				cur = append(cur, segment{b: b, lo: start, hi: i})
+			if end > start {
+				cur = append(cur, segment{b: b, lo: start, hi: end})
 			}
 			if err := closeGroup(); err != nil {
 				b.Release()
 				return err
 			}
-			curID, start = id, i
+			curID, start = qids.Value(end), end
 		}
 		if n > start {
 			cur = append(cur, segment{b: b, lo: start, hi: n})
