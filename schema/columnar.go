@@ -1047,6 +1047,7 @@ type parquetSource struct {
 	// flat, when the file has only flat columns, reads row groups without
 	// pqarrow.
 	flat *flatPlan
+	mm   mapping // the file's mapping flat views column chunks in (nil: none)
 }
 
 func newParquetSource(f *os.File, opts Options) (recordSource, error) {
@@ -1076,6 +1077,15 @@ func newParquetSource(f *os.File, opts Options) (recordSource, error) {
 		mem = &batchMemory
 	}
 	flat := newFlatPlan(pf, f, size, allocationLimitOf(opts.Allocator), mem)
+	var mm mapping
+	if flat != nil && flat.chunks && size >= mappedChunksMinSize {
+		// Column chunks are views of the mapping: no read copies them.
+		// Values are copied out before a chunk is released, so the
+		// mapping goes with the reader (see close).
+		if m, err := mapFile(f, size); err == nil {
+			mm, flat.mm = m, m
+		}
+	}
 	if flat == nil {
 		if err := decodeNestedColumns(pf); err != nil {
 			pf.Close()
@@ -1097,8 +1107,14 @@ func newParquetSource(f *os.File, opts Options) (recordSource, error) {
 		pf.Close()
 		return nil, err
 	}
-	return &parquetSource{f: f, pf: pf, fr: fr, sc: sc, flat: flat}, nil
+	return &parquetSource{f: f, pf: pf, fr: fr, sc: sc, flat: flat, mm: mm}, nil
 }
+
+// mappedChunksMinSize is the smallest Parquet file whose column chunks are
+// read from a memory mapping rather than copied into memory: the
+// mapping's page faults cost less than the copies on large files, more on
+// small ones. A variable for tests.
+var mappedChunksMinSize int64 = 64 << 20
 
 // allocationLimitOf returns the limit of a LimitedAllocator, or the
 // ceiling of AllocationLimit.
@@ -1293,9 +1309,17 @@ func (s *parquetSource) next() (arrow.Record, error) {
 	return nil, io.EOF
 }
 
+// close closes the file and unmaps it: the reader's pipeline, the only
+// user of the mapping, has stopped (columnarReader.Close), and records
+// hold copies of its values.
 func (s *parquetSource) close() error {
 	if s.rr != nil {
 		s.rr.Release()
 	}
-	return s.pf.Close() // closes s.f
+	err := s.pf.Close() // closes s.f
+	if uerr := s.mm.unmap(); err == nil {
+		err = uerr
+	}
+	s.mm = nil
+	return err
 }

@@ -21,8 +21,9 @@ import (
 // page buffer). Every size read from the file is checked against the bytes
 // present.
 type chunkPages struct {
-	buf   []byte // the chunk's bytes, from a pool
-	rest  []byte // the bytes after the current page
+	buf   []byte  // the chunk's bytes, from a pool
+	mm    mapping // or the file's mapping, buf then a view of it
+	rest  []byte  // the bytes after the current page
 	codec compress.Compression
 	dec   compress.Codec // for codecs other than none and snappy
 	out   []byte         // decompressed page, reused
@@ -57,8 +58,9 @@ func chunkReadable(fm *metadata.FileMetaData) bool {
 	return v == nil || !v.LessThan(metadata.Parquet816FixedVersion)
 }
 
-// readChunk reads the bytes of column chunk md from r (of size bytes).
-func readChunk(r io.ReaderAt, size int64, md *metadata.ColumnChunkMetaData, limit int) (*chunkPages, error) {
+// readChunk reads the bytes of column chunk md from r (of size bytes),
+// or views them in mm, the file's mapping, if not nil.
+func readChunk(r io.ReaderAt, mm mapping, size int64, md *metadata.ColumnChunkMetaData, limit int) (*chunkPages, error) {
 	start := md.DataPageOffset()
 	if md.HasDictionaryPage() && md.DictionaryPageOffset() > 0 && md.DictionaryPageOffset() < start {
 		start = md.DictionaryPageOffset()
@@ -77,6 +79,11 @@ func readChunk(r io.ReaderAt, size int64, md *metadata.ColumnChunkMetaData, limi
 		}
 		c.dec = dec
 	}
+	if mm != nil && int64(len(mm)) == size {
+		c.mm, c.buf = mm, mm[start:start+n]
+		c.rest = c.buf
+		return c, nil
+	}
 	if p, ok := chunkPool.Get().(*[]byte); ok && int64(cap(*p)) >= n {
 		c.buf = (*p)[:n]
 	} else {
@@ -90,9 +97,15 @@ func readChunk(r io.ReaderAt, size int64, md *metadata.ColumnChunkMetaData, limi
 	return c, nil
 }
 
-// release returns the chunk's bytes to the pool; no page may be used
-// after it.
+// release returns the chunk's bytes to the pool, or drops its pages of
+// a mapping from the process (they stay in the page cache); no page may be
+// used after it.
 func (c *chunkPages) release() {
+	if c.mm != nil {
+		c.mm.drop(c.buf)
+		c.buf, c.rest = nil, nil
+		return
+	}
 	if c.buf != nil {
 		b := c.buf[:0]
 		chunkPool.Put(&b)

@@ -29,6 +29,7 @@ type flatPlan struct {
 	schema *arrow.Schema // the record schema: utf8, int32, int64, float32, float64 columns
 	limit  int           // the most bytes of strings one column of a record may hold
 	r      io.ReaderAt   // the file, of size bytes
+	mm     mapping       // its mapping, when chunks are viewed there (nil: read)
 	size   int64
 	chunks bool // column chunks can be read whole (see chunkReadable)
 	// mem, when the caller allows it, recycles the memory of released
@@ -89,7 +90,7 @@ func (p *flatPlan) readRowGroup(g int) ([]arrow.Record, error) {
 			sizes[c] = min(max(md.TotalUncompressedSize()/rg.NumRows(), 0), 256)
 		}
 		if desc := p.pf.MetaData().Schema.Column(c); p.chunks && pageDecodable(md) {
-			ch, err := readChunk(p.r, p.size, md, p.limit)
+			ch, err := readChunk(p.r, p.mm, p.size, md, p.limit)
 			if err != nil {
 				return nil, err
 			}

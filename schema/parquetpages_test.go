@@ -128,7 +128,8 @@ func TestAsyncWriterError(t *testing.T) {
 // TestParquetPagesRoundTrip writes a long run of several pages and row
 // groups, with null ranks scattered after many valid ones, in each
 // compression, and reads back every value, into new memory and into the
-// memory of the batches released before (Options.ReuseMemory).
+// memory of the batches released before (Options.ReuseMemory), from column
+// chunks read into memory and viewed in the file's mapping.
 func TestParquetPagesRoundTrip(t *testing.T) {
 	const n = 300_000
 	qb, db := NewStrings(n, 8*n), NewStrings(n, 10*n)
@@ -142,11 +143,17 @@ func TestParquetPagesRoundTrip(t *testing.T) {
 	cols := []arrow.Array{qb.Array(), db.Array(), Float64Array(scores), Int32Array(ranks, valid)}
 	rec := NewRecord(RunLong(), cols, n)
 	defer rec.Release()
+	defer func(n int64) { mappedChunksMinSize = n }(mappedChunksMinSize)
 	for _, tc := range []struct {
-		codec string
-		reuse bool
-	}{{"none", false}, {"snappy", false}, {"zstd", false}, {"none", true}, {"zstd", true}} {
+		codec         string
+		reuse, mapped bool
+	}{{"none", false, false}, {"snappy", false, false}, {"zstd", false, false}, {"none", true, false}, {"zstd", true, false},
+		{"none", false, true}, {"snappy", true, true}} {
 		codec := tc.codec
+		mappedChunksMinSize = 1 << 62
+		if tc.mapped {
+			mappedChunksMinSize = 0
+		}
 		p := filepath.Join(t.TempDir(), "run.parquet")
 		f, err := os.Create(p)
 		if err != nil {
