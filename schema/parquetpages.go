@@ -188,8 +188,11 @@ func (c *pageColumn) readDictionary(data []byte, n int) error {
 
 // appendPlain appends n PLAIN byte-array values from data to b, and
 // returns the bytes after them. The data buffer may not grow past limit.
+// A value of up to 16 bytes with room after it, in data and in b, is
+// copied as two 8-byte words (the bytes past it are overwritten by the
+// next value or lie past the data's length).
 func appendPlain(b *Strings, data []byte, n, limit int) ([]byte, error) {
-	off, buf := b.Offsets, b.Data
+	off, buf := slices.Grow(b.Offsets, n), b.Data
 	for range n {
 		if len(data) < 4 {
 			return nil, corruptf("byte array page shorter than its values")
@@ -198,11 +201,19 @@ func appendPlain(b *Strings, data []byte, n, limit int) ([]byte, error) {
 		if uint64(l) > uint64(len(data)-4) {
 			return nil, corruptf("byte array value longer than its page")
 		}
-		if len(buf)+int(l) > limit {
+		end := len(buf) + int(l)
+		if end > limit {
 			return nil, corruptf("string values larger than the input can justify")
 		}
-		buf = append(buf, data[4:4+l]...)
-		off = append(off, int32(len(buf)))
+		if l <= 16 && len(data) >= 20 && len(buf)+16 <= cap(buf) {
+			src, dst := data[4:20], buf[len(buf):len(buf)+16]
+			binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(src))
+			binary.LittleEndian.PutUint64(dst[8:], binary.LittleEndian.Uint64(src[8:]))
+			buf = buf[:end]
+		} else {
+			buf = append(buf, data[4:4+l]...)
+		}
+		off = append(off, int32(end))
 		data = data[4+l:]
 	}
 	b.Offsets, b.Data = off, buf
@@ -350,10 +361,64 @@ func (c *pageColumn) appendValues(b *Strings, m, k int) error {
 		c.plain = rest
 		return err
 	}
-	ix := c.scratch(m)
-	if err := c.idx.read(ix); err != nil {
-		return err
+	// Dictionary indices come in runs of one index (a query's rows, in a
+	// query_id column) and bit-packed stretches of others.
+	for h := &c.idx; m > 0; {
+		switch {
+		case h.rep > 0:
+			n := min(h.rep, m)
+			if err := c.appendRepeated(b, h.val, n); err != nil {
+				return err
+			}
+			h.rep -= n
+			m -= n
+		case h.lit > 0:
+			ix := c.scratch(min(h.lit, m))
+			if err := h.read(ix); err != nil {
+				return err
+			}
+			if err := c.appendEntries(b, ix); err != nil {
+				return err
+			}
+			m -= len(ix)
+		default:
+			if err := h.nextRun(); err != nil {
+				return err
+			}
+		}
 	}
+	return nil
+}
+
+// appendRepeated appends dictionary entry j n times to b, copying the
+// copies already made (so a run of n takes about log2(n) copies).
+func (c *pageColumn) appendRepeated(b *Strings, j uint32, n int) error {
+	if int(j) >= c.ndict {
+		return corruptf("dictionary index %d of %d entries", j, c.ndict)
+	}
+	e := c.dict.Data[c.dict.Offsets[j]:c.dict.Offsets[j+1]]
+	start := len(b.Data)
+	if int64(start)+int64(n)*int64(len(e)) > int64(c.limit) {
+		return corruptf("string values larger than the input can justify")
+	}
+	total := n * len(e)
+	buf := slices.Grow(b.Data, total)[:start+total]
+	copied := copy(buf[start:], e)
+	for copied < total {
+		copied += copy(buf[start+copied:], buf[start:start+copied])
+	}
+	off := slices.Grow(b.Offsets, n)
+	at := int32(start)
+	for range n {
+		at += int32(len(e))
+		off = append(off, at)
+	}
+	b.Offsets, b.Data = off, buf
+	return nil
+}
+
+// appendEntries appends the dictionary entries of indices ix to b.
+func (c *pageColumn) appendEntries(b *Strings, ix []uint32) error {
 	// Size the values first, then copy them into place.
 	doff, ddata := c.dict.Offsets, c.dict.Data
 	size := len(b.Data)
