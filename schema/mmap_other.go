@@ -17,6 +17,8 @@ func (m mapping) unmap() error { return nil }
 
 func (m mapping) drop([]byte) {}
 
+func (m mapping) dropPages([]byte) {}
+
 func (m mapping) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 || off >= int64(len(m)) {
 		return 0, io.EOF

@@ -40,6 +40,23 @@ func (m mapping) drop(b []byte) {
 	}
 }
 
+// dropPages drops every whole page of b, a part of m, from the process
+// (they stay in the page cache), however few. Unlike drop, it is for
+// parts read once and never again, whose pages need not add up to much
+// for their sum to matter.
+func (m mapping) dropPages(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	page := uintptr(os.Getpagesize())
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(m)))
+	lo := (start + page - 1) / page * page
+	hi := (start + uintptr(len(b))) / page * page
+	if hi > lo {
+		_ = syscall.Madvise(m[lo:hi], syscall.MADV_DONTNEED) // advice: nothing to do when refused
+	}
+}
+
 func (m mapping) unmap() error {
 	if m == nil {
 		return nil

@@ -102,7 +102,7 @@ func readChunk(r io.ReaderAt, mm mapping, size int64, md *metadata.ColumnChunkMe
 // used after it.
 func (c *chunkPages) release() {
 	if c.mm != nil {
-		c.mm.drop(c.buf)
+		c.mm.dropPages(c.buf)
 		c.buf, c.rest = nil, nil
 		return
 	}

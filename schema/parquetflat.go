@@ -81,6 +81,10 @@ func (p *flatPlan) readRowGroup(g int) ([]arrow.Record, error) {
 	readers := make([]file.ColumnChunkReader, len(p.schema.Fields()))
 	pages := make([]*pageColumn, len(readers)) // columns decoded page by page
 	sizes := make([]int64, len(readers))       // uncompressed bytes a row, a hint
+	// The row group's bytes in the mapping: each chunk drops its whole
+	// pages when released; the pages two chunks share go once all are.
+	var mapped []byte
+	defer func() { p.mm.dropPages(mapped) }()
 	for c := range readers {
 		md, err := rg.MetaData().ColumnChunk(c)
 		if err != nil {
@@ -95,6 +99,9 @@ func (p *flatPlan) readRowGroup(g int) ([]arrow.Record, error) {
 				return nil, err
 			}
 			defer ch.release()
+			if ch.mm != nil {
+				mapped = coverBoth(p.mm, mapped, ch.buf)
+			}
 			if pages[c], err = newPageColumn(ch, desc.PhysicalType(), desc.MaxDefinitionLevel() > 0, p.limit); err != nil {
 				return nil, err
 			}
@@ -138,6 +145,18 @@ func (p *flatPlan) readRowGroup(g int) ([]arrow.Record, error) {
 		left -= int64(n)
 	}
 	return recs, nil
+}
+
+// coverBoth returns the part of m from the start of a or b to the end of
+// the other (a may be empty); both are parts of m.
+func coverBoth(m mapping, a, b []byte) []byte {
+	if len(a) == 0 {
+		return b
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(m)))
+	offA := uintptr(unsafe.Pointer(unsafe.SliceData(a))) - base
+	offB := uintptr(unsafe.Pointer(unsafe.SliceData(b))) - base
+	return m[min(offA, offB):max(offA+uintptr(len(a)), offB+uintptr(len(b)))]
 }
 
 // readFlatColumn reads the next n values of a flat column; strings are
