@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"errors"
+	"runtime"
 	"time"
 
 	"github.com/evalgate/evalgate/ingest"
@@ -40,6 +41,11 @@ func score(ctx context.Context, job Job) (*Outcome, []*retrieval.Record, error) 
 		return nil, nil, err
 	}
 	job.Logger.Info().Int("queries", gold.NumQueries()).Dur("took", time.Since(t0)).Msg("gold set loaded")
+	// Loading leaves the collector's next goal at twice its transient
+	// peak; a run that allocates little (a columnar file read into
+	// recycled memory) would grow the heap to it before the next
+	// collection. One collection now sets the goal from what stays live.
+	runtime.GC()
 	base, err := loadBaseline(ctx, &job, gold)
 	if err != nil {
 		return nil, nil, err
