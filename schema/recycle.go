@@ -15,45 +15,68 @@ import (
 // Parquet run read as fresh Go memory allocates its size again in new
 // slices, which the kernel zeroes page by page and the collector then
 // frees, at a cost comparable to decoding it. Buffers are kept by size
-// class (powers of two) in sync.Pools, so an idle recycler holds nothing
-// after two collections.
+// class, four to a power of two (so a buffer is at most a quarter larger
+// than asked for), in sync.Pools: an idle recycler holds nothing after two
+// collections.
 //
 // It is the allocator of the buffers it hands out: an array built on them
 // returns them on its last Release (memory.Buffer calls Free). Memory from
 // get is not zeroed; the decoder writes every byte it exposes.
 type recycler struct {
-	classes [maxRecycledClass + 1]sync.Pool
+	classes [4 * (maxRecycledLog + 1)]sync.Pool
 }
 
 const (
-	minRecycledClass = 12 // 4 KiB: smaller buffers are cheap to allocate
-	maxRecycledClass = 30 // 1 GiB
+	minRecycledLog = 12 // 4 KiB: smaller buffers are cheap to allocate
+	maxRecycledLog = 30 // 1 GiB
 )
 
 // batchMemory is the recycler of every reader that reuses memory.
 var batchMemory recycler
 
-// get returns n bytes of unspecified content, with a capacity of the
-// next power of two.
+// Size class c holds buffers of classSize(c) bytes or more: 2^k + q
+// quarters of 2^k for c = 4k+q, q in [0,4).
+func classSize(c int) int { k, q := c/4, c%4; return 1<<k + q<<(k-2) }
+
+// classUp returns the smallest class whose size is at least n (n > 0).
+func classUp(n int) int {
+	k := bits.Len(uint(n)) - 1 // 2^k ≤ n < 2^(k+1)
+	if k < 2 {
+		return 4 * k
+	}
+	q := (n - 1<<k + 1<<(k-2) - 1) >> (k - 2) // quarters above 2^k, rounded up
+	return 4*k + q                            // q = 4 is class 4(k+1)
+}
+
+// classDown returns the largest class whose size is at most n (n > 0).
+func classDown(n int) int {
+	k := bits.Len(uint(n)) - 1
+	if k < 2 {
+		return 4 * k
+	}
+	return 4*k + (n-1<<k)>>(k-2)
+}
+
+// get returns n bytes of unspecified content, with the capacity of their
+// size class.
 func (r *recycler) get(n int) []byte {
-	c := bits.Len(uint(n - 1)) // 2^c ≥ n
-	if n <= 0 || c < minRecycledClass || c > maxRecycledClass {
+	if n < 1<<minRecycledLog || n > 1<<maxRecycledLog {
 		return make([]byte, n)
 	}
+	c := classUp(n)
 	if p, ok := r.classes[c].Get().(*[]byte); ok {
 		return (*p)[:n]
 	}
-	return make([]byte, n, 1<<c)
+	return make([]byte, n, classSize(c))
 }
 
 // Free keeps b for a later get of at most cap(b) bytes.
 func (r *recycler) Free(b []byte) {
-	c := bits.Len(uint(cap(b))) - 1 // 2^c ≤ cap(b)
-	if c < minRecycledClass || c > maxRecycledClass {
+	if cap(b) < 1<<minRecycledLog || cap(b) >= 1<<(maxRecycledLog+1) {
 		return
 	}
 	b = b[:0]
-	r.classes[c].Put(&b)
+	r.classes[classDown(cap(b))].Put(&b)
 }
 
 // Allocate returns size zeroed bytes (memory.Allocator).

@@ -15,15 +15,15 @@ func TestRecyclerReusesReleasedBuffers(t *testing.T) {
 	// purpose): one reuse in many tries shows the path works.
 	for range 100 {
 		v := recycledSlice[int32](&r, 10_000)
-		if len(v) != 10_000 || cap(v) != 16<<10 {
-			t.Fatalf("len %d cap %d, want 10000 and the size class's 16384", len(v), cap(v))
+		if len(v) != 10_000 || cap(v) != 10<<10 {
+			t.Fatalf("len %d cap %d, want 10000 and the size class's 10240", len(v), cap(v))
 		}
 		b := bufferOf(v, &r)
 		if b.Len() != 40_000 {
 			t.Fatalf("buffer of %d bytes, want 40000", b.Len())
 		}
 		b.Release()
-		w := recycledSlice[int32](&r, 9_000) // same class: 2^15 bytes
+		w := recycledSlice[int32](&r, 9_000) // same class: 40 KiB
 		if unsafe.SliceData(w) == unsafe.SliceData(v) {
 			reused = true
 			break
@@ -44,5 +44,24 @@ func TestRecyclerReusesReleasedBuffers(t *testing.T) {
 	}
 	if s := recycledSlice[byte](nil, 7); len(s) != 7 {
 		t.Fatal("no recycler: a new slice")
+	}
+}
+
+// TestSizeClasses checks that a buffer is served from the smallest class
+// that holds it, at most a quarter larger, and freed into the largest
+// class it fills.
+func TestSizeClasses(t *testing.T) {
+	for n := 4 << 10; n < 3<<20; n += 1 + n/97 {
+		up := classUp(n)
+		if size := classSize(up); size < n || size > n+n/4 || (up > 0 && classSize(up-1) >= n) {
+			t.Fatalf("classUp(%d) = %d of %d bytes", n, up, size)
+		}
+		down := classDown(n)
+		if size := classSize(down); size > n || classSize(down+1) <= n {
+			t.Fatalf("classDown(%d) = %d of %d bytes", n, down, size)
+		}
+		if classDown(classSize(up)) != up {
+			t.Fatalf("a buffer of class %d is not freed into it", up)
+		}
 	}
 }
