@@ -698,6 +698,7 @@ func joinRun(ctx context.Context, job *Job, gold *ingest.Gold, h ingest.Handlers
 	opts := job.Read
 	opts.Format = job.Run.Format
 	opts.ReuseMemory = true // the join keeps nothing of a released batch
+	opts.SkipRanks = job.Ingest.RankBy == ingest.RankByScore
 	rd, err := schema.Open(ctx, job.Run.Path, schema.RoleRun, opts)
 	if err != nil {
 		return nil, err

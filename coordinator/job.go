@@ -183,6 +183,7 @@ func loadBaseline(ctx context.Context, job *Job, gold *ingest.Gold) (*ingest.Bas
 		opts := job.Read
 		opts.Format = job.Baseline.Format
 		opts.ReuseMemory = true // the join keeps nothing of a released batch
+		opts.SkipRanks = job.Ingest.RankBy == ingest.RankByScore
 		return schema.Open(ctx, job.Baseline.Path, schema.RoleRun, opts)
 	})
 	if err != nil {

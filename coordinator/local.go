@@ -92,6 +92,7 @@ func scoreRun(ctx context.Context, job *Job, gold *ingest.Gold, spilled bool) (*
 	opts := job.Read
 	opts.Format = job.Run.Format
 	opts.ReuseMemory = true // the join keeps nothing of a released batch
+	opts.SkipRanks = job.Ingest.RankBy == ingest.RankByScore
 	r, err := schema.Open(ctx, job.Run.Path, schema.RoleRun, opts)
 	if err != nil {
 		return nil, nil, err

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -165,18 +166,39 @@ func readLines(t *testing.T, path string) []string {
 }
 
 // TestFormatsAgree scores the same data written as TREC, JSONL, Arrow and
-// Parquet: the measures, counts and digests agree.
+// Parquet: the measures, counts and digests agree, ordering documents by
+// score (when the readers may skip ranks) and by rank.
 func TestFormatsAgree(t *testing.T) {
+	for _, by := range []ingest.RankBy{ingest.RankByScore, ingest.RankByRank} {
+		t.Run(by.String(), func(t *testing.T) { testFormatsAgree(t, by) })
+	}
+}
+
+func testFormatsAgree(t *testing.T, by ingest.RankBy) {
 	var want *summary.Summary
-	for _, f := range []schema.Format{schema.FormatTREC, schema.FormatJSONL, schema.FormatArrow, schema.FormatParquet} {
-		gold, run := genData(t, synth.Options{Queries: 800, Depth: 40, Seed: 5, Format: f})
-		out, err := Score(context.Background(), newJob(gold, run))
+	// Long Parquet and Arrow runs (synth writes list runs), converted
+	// from the TREC run: with a rank column, which the Parquet reader
+	// leaves unread when scores order the documents.
+	gold, trec := genData(t, synth.Options{Queries: 800, Depth: 40, Seed: 5, Format: schema.FormatTREC})
+	longRuns := map[string]string{}
+	for _, f := range []schema.Format{schema.FormatParquet, schema.FormatArrow} {
+		longRuns[f.String()+"-long"] = convertRun(t, trec, f)
+	}
+	for _, f := range []string{"trec", "jsonl", "arrow", "parquet", "parquet-long", "arrow-long"} {
+		format, _ := schema.ParseFormat(strings.TrimSuffix(f, "-long"))
+		g, run := gold, longRuns[f]
+		if run == "" {
+			g, run = genData(t, synth.Options{Queries: 800, Depth: 40, Seed: 5, Format: format})
+		}
+		job := newJob(g, run)
+		job.Ingest.RankBy = by
+		out, err := Score(context.Background(), job)
 		if err != nil {
 			t.Fatalf("%v: %v", f, err)
 		}
 		s := out.Summary
-		if s.Inputs.Gold.Format != f.String() || s.Inputs.Run.Format != f.String() {
-			t.Fatalf("%v: formats recorded as %s/%s", f, s.Inputs.Gold.Format, s.Inputs.Run.Format)
+		if s.Inputs.Run.Format != format.String() {
+			t.Fatalf("%v: run format recorded as %s", f, s.Inputs.Run.Format)
 		}
 		if want == nil {
 			want = s
@@ -191,6 +213,45 @@ func TestFormatsAgree(t *testing.T) {
 			t.Fatalf("%v: counts or digests differ", f)
 		}
 	}
+}
+
+// convertRun writes a TREC run as a long run in format f.
+func convertRun(t *testing.T, trec string, f schema.Format) string {
+	t.Helper()
+	r, err := schema.Open(context.Background(), trec, schema.RoleRun, schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	path := filepath.Join(t.TempDir(), "run."+f.String())
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := schema.NewRecordWriterWith(out, f, schema.RunLong(), schema.WriterOptions{RowGroupRows: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		b, err := r.Next(context.Background())
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(b.Record); err != nil {
+			t.Fatal(err)
+		}
+		b.Release()
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // TestUngroupedRunSameBits shuffles the lines of a TREC run: the job

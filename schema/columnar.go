@@ -1076,7 +1076,7 @@ func newParquetSource(f *os.File, opts Options) (recordSource, error) {
 	if opts.ReuseMemory {
 		mem = &batchMemory
 	}
-	flat := newFlatPlan(pf, f, size, allocationLimitOf(opts.Allocator), mem)
+	flat := newFlatPlan(pf, f, size, allocationLimitOf(opts.Allocator), mem, opts.SkipRanks)
 	var mm mapping
 	if flat != nil && flat.chunks && size >= mappedChunksMinSize {
 		// Column chunks are views of the mapping: no read copies them.

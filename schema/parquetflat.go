@@ -27,6 +27,7 @@ const flatBatchRows = 128 << 10
 type flatPlan struct {
 	pf     *file.Reader
 	schema *arrow.Schema // the record schema: utf8, int32, int64, float32, float64 columns
+	cols   []int         // the file column of each record field
 	limit  int           // the most bytes of strings one column of a record may hold
 	r      io.ReaderAt   // the file, of size bytes
 	mm     mapping       // its mapping, when chunks are viewed there (nil: read)
@@ -38,14 +39,16 @@ type flatPlan struct {
 }
 
 // newFlatPlan returns a plan for pf, or nil when its columns are not all
-// flat ones of the supported types.
-func newFlatPlan(pf *file.Reader, r io.ReaderAt, size int64, limit int, mem *recycler) *flatPlan {
+// flat ones of the supported types. With skipRanks its records leave out
+// a column named rank (Options.SkipRanks).
+func newFlatPlan(pf *file.Reader, r io.ReaderAt, size int64, limit int, mem *recycler, skipRanks bool) *flatPlan {
 	ps := pf.MetaData().Schema
 	as, err := pqarrow.FromParquet(ps, nil, pf.MetaData().KeyValueMetadata())
 	if err != nil || as.NumFields() != ps.NumColumns() || ps.NumColumns() == 0 {
 		return nil
 	}
-	fields := make([]arrow.Field, ps.NumColumns())
+	var fields []arrow.Field
+	var cols []int
 	for c := 0; c < ps.NumColumns(); c++ {
 		col, f := ps.Column(c), as.Field(c)
 		if col.MaxRepetitionLevel() != 0 || col.MaxDefinitionLevel() > 1 || col.ColumnPath().String() != f.Name {
@@ -69,9 +72,16 @@ func newFlatPlan(pf *file.Reader, r io.ReaderAt, size int64, limit int, mem *rec
 		if col.PhysicalType() != want {
 			return nil
 		}
-		fields[c] = arrow.Field{Name: f.Name, Type: f.Type, Nullable: col.MaxDefinitionLevel() > 0}
+		if skipRanks && f.Name == FieldRank {
+			continue
+		}
+		fields = append(fields, arrow.Field{Name: f.Name, Type: f.Type, Nullable: col.MaxDefinitionLevel() > 0})
+		cols = append(cols, c)
 	}
-	return &flatPlan{pf: pf, schema: arrow.NewSchema(fields, nil), limit: min(limit, math.MaxInt32),
+	if len(fields) == 0 {
+		return nil
+	}
+	return &flatPlan{pf: pf, schema: arrow.NewSchema(fields, nil), cols: cols, limit: min(limit, math.MaxInt32),
 		r: r, size: size, chunks: chunkReadable(pf.MetaData()), mem: mem}
 }
 
@@ -85,15 +95,15 @@ func (p *flatPlan) readRowGroup(g int) ([]arrow.Record, error) {
 	// pages when released; the pages two chunks share go once all are.
 	var mapped []byte
 	defer func() { p.mm.dropPages(mapped) }()
-	for c := range readers {
-		md, err := rg.MetaData().ColumnChunk(c)
+	for c, fc := range p.cols {
+		md, err := rg.MetaData().ColumnChunk(fc)
 		if err != nil {
 			return nil, err
 		}
 		if rg.NumRows() > 0 {
 			sizes[c] = min(max(md.TotalUncompressedSize()/rg.NumRows(), 0), 256)
 		}
-		if desc := p.pf.MetaData().Schema.Column(c); p.chunks && pageDecodable(md) {
+		if desc := p.pf.MetaData().Schema.Column(fc); p.chunks && pageDecodable(md) {
 			ch, err := readChunk(p.r, p.mm, p.size, md, p.limit)
 			if err != nil {
 				return nil, err
@@ -108,7 +118,7 @@ func (p *flatPlan) readRowGroup(g int) ([]arrow.Record, error) {
 			defer pages[c].release()
 			continue
 		}
-		cr, err := rg.Column(c)
+		cr, err := rg.Column(fc)
 		if err != nil {
 			return nil, err
 		}

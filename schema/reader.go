@@ -95,6 +95,11 @@ type Options struct {
 	// is kept). Without it every batch is new memory the collector frees,
 	// and views stay valid as long as they are referenced.
 	ReuseMemory bool
+	// SkipRanks lets the reader leave a long run's rank column unread,
+	// every rank null, for a caller that orders documents by score: a
+	// Parquet file of flat columns then decodes no ranks (other files read
+	// them as usual).
+	SkipRanks bool
 }
 
 func (o Options) withDefaults() Options {
