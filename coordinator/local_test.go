@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -228,27 +227,8 @@ func convertRun(t *testing.T, trec string, f schema.Format) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := schema.NewRecordWriterWith(out, f, schema.RunLong(), schema.WriterOptions{RowGroupRows: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		b, err := r.Next(context.Background())
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Write(b.Record); err != nil {
-			t.Fatal(err)
-		}
-		b.Release()
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
+	defer out.Close()
+	if _, err := schema.Convert(context.Background(), r, out, path, f, schema.WriterOptions{RowGroupRows: 4096}); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -584,24 +583,7 @@ func toArrow(t *testing.T, run string) string {
 	}
 	defer r.Close()
 	var out bytes.Buffer
-	w, err := schema.NewRecordWriter(&out, schema.FormatArrow, schema.RunLong())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		b, err := r.Next(context.Background())
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Write(b.Record); err != nil {
-			t.Fatal(err)
-		}
-		b.Release()
-	}
-	if err := w.Close(); err != nil {
+	if _, err := schema.Convert(context.Background(), r, &out, "run.arrow", schema.FormatArrow, schema.WriterOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return out.String()

@@ -27,24 +27,17 @@ func mapFile(f *os.File, size int64) (mapping, error) {
 
 // drop drops the whole pages of b, a part of m, from the process (they
 // stay in the page cache), when there are enough of them to matter.
-func (m mapping) drop(b []byte) {
-	if len(b) == 0 {
-		return
-	}
-	page := uintptr(os.Getpagesize())
-	start := uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(m)))
-	lo := (start + page - 1) / page * page
-	hi := (start + uintptr(len(b))) / page * page
-	if hi > lo && hi-lo >= 16*page {
-		_ = syscall.Madvise(m[lo:hi], syscall.MADV_DONTNEED) // advice: nothing to do when refused
-	}
-}
+func (m mapping) drop(b []byte) { m.dropWhole(b, 16) }
 
 // dropPages drops every whole page of b, a part of m, from the process
 // (they stay in the page cache), however few. Unlike drop, it is for
 // parts read once and never again, whose pages need not add up to much
 // for their sum to matter.
-func (m mapping) dropPages(b []byte) {
+func (m mapping) dropPages(b []byte) { m.dropWhole(b, 1) }
+
+// dropWhole drops the whole pages of b, a part of m, when there are at
+// least minPages of them.
+func (m mapping) dropWhole(b []byte, minPages uintptr) {
 	if len(b) == 0 {
 		return
 	}
@@ -52,7 +45,7 @@ func (m mapping) dropPages(b []byte) {
 	start := uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(m)))
 	lo := (start + page - 1) / page * page
 	hi := (start + uintptr(len(b))) / page * page
-	if hi > lo {
+	if hi > lo && hi-lo >= minPages*page {
 		_ = syscall.Madvise(m[lo:hi], syscall.MADV_DONTNEED) // advice: nothing to do when refused
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -74,34 +73,13 @@ func convertCommand() *cli.Command {
 				return inputf("write %s: %w", out, err)
 			}
 			defer f.Abort()
-			var w schema.RecordWriter
-			rows := int64(0)
-			for {
-				b, err := r.Next(c.Context)
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					return err
-				}
-				if w == nil {
-					if w, err = schema.NewRecordWriterWith(f, to, b.Record.Schema(), wopts); err != nil {
-						b.Release()
-						return err
-					}
-				}
-				rows += b.Record.NumRows()
-				err = w.Write(b.Record)
-				b.Release()
-				if err != nil {
-					return fmt.Errorf("write %s: %w", out, err)
-				}
+			rows, err := schema.Convert(c.Context, r, f, out, to, wopts)
+			var ie *schema.InputError
+			if errors.As(err, &ie) && ie.File == "" {
+				ie.File = in // no batch named it
 			}
-			if w == nil {
-				return &schema.InputError{File: in, Err: fmt.Errorf("%w: no rows", schema.ErrMissingField)}
-			}
-			if err := w.Close(); err != nil {
-				return fmt.Errorf("write %s: %w", out, err)
+			if err != nil {
+				return err
 			}
 			if err := f.Commit(); err != nil {
 				return err
