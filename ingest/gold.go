@@ -26,8 +26,12 @@ import (
 type Gold struct {
 	byID    *queryIndex
 	queries []goldQuery
-	docData []byte   // doc id bytes of all judgments
-	docOff  []uint32 // len(judgments)+1 offsets into docData
+	ids     []byte     // query ids, in query order
+	idOff   []int      // len(queries)+1 offsets into ids
+	texts   []string   // query texts by query; shorter if the last have none
+	groups  [][]string // tag groups by query; likewise
+	docData []byte     // doc id bytes of all judgments
+	docOff  []uint32   // len(judgments)+1 offsets into docData
 	grades  []int32
 
 	// Judgments is the number of judgments kept; IdenticalDuplicates counts
@@ -37,12 +41,11 @@ type Gold struct {
 	digest              [16]byte
 }
 
+// goldQuery locates a query's judgments: [start,end). It holds no
+// pointers (nor do the ids' bytes and offsets), so the garbage collector
+// does not scan the queries of a large gold set.
 type goldQuery struct {
-	id     string
-	text   string
-	start  int32 // judgments [start,end)
-	end    int32
-	groups []string
+	start, end int32
 }
 
 // NumQueries returns the number of queries in the gold set.
@@ -61,20 +64,48 @@ func (g *Gold) Lookup(queryID string) int32 {
 // prev (the last index found, or -1) before the index, whose map probes
 // miss the cache on a large gold set.
 func (g *Gold) LookupNext(prev int32, queryID string) int32 {
-	if next := prev + 1; next >= 0 && int(next) < len(g.queries) && g.queries[next].id == queryID {
+	if next := prev + 1; next >= 0 && int(next) < len(g.queries) && g.QueryID(next) == queryID {
 		return next
 	}
 	return g.Lookup(queryID)
 }
 
 // QueryID returns the id of query i.
-func (g *Gold) QueryID(i int32) string { return g.queries[i].id }
+func (g *Gold) QueryID(i int32) string { return unsafeString(g.ids[g.idOff[i]:g.idOff[i+1]]) }
 
 // QueryText returns the text of query i ("" if not given).
-func (g *Gold) QueryText(i int32) string { return g.queries[i].text }
+func (g *Gold) QueryText(i int32) string {
+	if int(i) < len(g.texts) {
+		return g.texts[i]
+	}
+	return ""
+}
 
 // Groups returns the tag groups ("name=value") of query i.
-func (g *Gold) Groups(i int32) []string { return g.queries[i].groups }
+func (g *Gold) Groups(i int32) []string {
+	if int(i) < len(g.groups) {
+		return g.groups[i]
+	}
+	return nil
+}
+
+// addQuery adds a query without judgments and returns its index.
+func (g *Gold) addQuery(id string) int32 {
+	g.ids = append(grow(g.ids, len(id)), id...)
+	g.idOff = append(grow(g.idOff, 1), len(g.ids))
+	g.queries = append(grow(g.queries, 1), goldQuery{})
+	return int32(len(g.queries) - 1)
+}
+
+// grow makes room for n more elements in s, at least doubling its
+// capacity when it is full (append grows large slices by a quarter,
+// copying them over and over).
+func grow[T any](s []T, n int) []T {
+	if cap(s)-len(s) < n {
+		s = slices.Grow(s, max(n, len(s), 1024))
+	}
+	return s
+}
 
 // Grades returns the judged grades of query i, non-increasing.
 func (g *Gold) Grades(i int32) []int32 {
@@ -115,25 +146,29 @@ type judgment struct {
 
 // span is a stretch of one query's judgments in one batch: values [lo,hi)
 // of the batch's doc and grade arrays, from row row of the batch (list
-// form), or from rows lo..hi-1 (long form: row is -1).
+// form), or from rows lo..hi-1 (long form: row is -1). Until intern gives
+// a long-form span its query, its query id is the batch's at row lo. A
+// span holds no pointers, so the garbage collector does not scan the
+// spans.
 type span struct {
 	batch  int32
 	query  int32
 	lo, hi int32
 	row    int32
-	// id is the query id, a view into the batch, until intern gives the
-	// span its query.
-	id string
 }
 
 // goldBatch is what the loader keeps of a batch until the build: its doc
 // and grade values (references taken) and its rows' positions.
 type goldBatch struct {
-	pos       schema.Batch  // Lines and FirstRow only
 	qids      *array.String // long form, until its spans are interned
 	docs      *array.String
 	gradesArr *array.Int32
 	grades    []int32
+	// Row i is at lines[i] or, when lines is nil, at first+step*i: text
+	// lines one after another (step 1), or rows of an Arrow or Parquet
+	// file, stored negated (step -1). See position.
+	lines       []int64
+	first, step int64
 }
 
 func (gb *goldBatch) judgment(s span, v int) judgment {
@@ -141,7 +176,35 @@ func (gb *goldBatch) judgment(s span, v int) judgment {
 	if s.row >= 0 {
 		row = int(s.row)
 	}
-	return judgment{grade: gb.grades[v], doc: gb.docs.Value(v), pos: position(&gb.pos, row)}
+	return judgment{grade: gb.grades[v], doc: gb.docs.Value(v), pos: gb.position(row)}
+}
+
+// position is position for row i of the batch.
+func (gb *goldBatch) position(i int) int64 {
+	if gb.lines != nil {
+		return gb.lines[i]
+	}
+	return gb.first + gb.step*int64(i)
+}
+
+// setPositions records where b's rows are, keeping b.Lines only when they
+// are not consecutive (blank lines, comments or bad lines in between).
+func (gb *goldBatch) setPositions(b *schema.Batch) {
+	if b.Lines == nil {
+		gb.first, gb.step = -b.FirstRow, -1
+		return
+	}
+	var first int64
+	if len(b.Lines) > 0 {
+		first = b.Lines[0]
+	}
+	for i, line := range b.Lines {
+		if line != first+int64(i) {
+			gb.lines = b.Lines
+			return
+		}
+	}
+	gb.first, gb.step = first, 1
 }
 
 // goldLoader reads the batches on one goroutine, cutting them into spans
@@ -151,21 +214,15 @@ type goldLoader struct {
 	g         *Gold
 	batches   []goldBatch
 	spans     []span
-	docBytes  int // doc id bytes of every judgment read
-	interned  int // spans[:interned] have their query
-	queries   arena.Slice[goldQuery]
-	strs      arena.Bytes
-	definedAt []int64 // list form: where each query was defined (0: not yet)
+	docBytes  int         // doc id bytes of every judgment read
+	interned  int         // spans[:interned] have their query
+	strs      arena.Bytes // query texts
+	definedAt []int64     // list form: where each query was defined (0: not yet)
 }
 
 // addSpan appends s, doubling the spans' room when full (append grows
 // large slices by a quarter, copying them over and over).
-func (l *goldLoader) addSpan(s span) {
-	if len(l.spans) == cap(l.spans) {
-		l.spans = slices.Grow(l.spans, max(len(l.spans), 1024))
-	}
-	l.spans = append(l.spans, s)
-}
+func (l *goldLoader) addSpan(s span) { l.spans = append(grow(l.spans, 1), s) }
 
 // hold keeps the doc and grade values of a batch for the build and
 // returns its index. The rest of the batch (query ids, texts, tags) is
@@ -173,10 +230,9 @@ func (l *goldLoader) addSpan(s span) {
 func (l *goldLoader) hold(b *schema.Batch, docs *array.String, grades *array.Int32) int32 {
 	docs.Retain()
 	grades.Retain()
-	l.batches = append(l.batches, goldBatch{
-		pos:  schema.Batch{Lines: b.Lines, FirstRow: b.FirstRow},
-		docs: docs, gradesArr: grades, grades: grades.Int32Values(),
-	})
+	gb := goldBatch{docs: docs, gradesArr: grades, grades: grades.Int32Values()}
+	gb.setPositions(b)
+	l.batches = append(l.batches, gb)
 	d := docs.ValueOffsets()
 	if len(d) > 0 {
 		l.docBytes += int(d[len(d)-1] - d[0])
@@ -210,7 +266,7 @@ func (l *goldLoader) releaseIDs() {
 // The batches are read on one goroutine (the text readers parse them on
 // every core); the index is built on every core (GOMAXPROCS).
 func LoadGold(ctx context.Context, r schema.Reader) (*Gold, error) {
-	l := &goldLoader{g: &Gold{byID: newQueryIndex()}}
+	l := &goldLoader{g: &Gold{byID: newQueryIndex(), idOff: []int{0}}}
 	defer l.release()
 	var errs schema.ErrorList
 	file := ""
@@ -248,7 +304,7 @@ func LoadGold(ctx context.Context, r schema.Reader) (*Gold, error) {
 	if err := l.intern(ctx); err != nil {
 		return nil, err
 	}
-	if l.g.byID.idBytes+l.strs.Size()+l.docBytes > math.MaxUint32 {
+	if len(l.g.ids)+l.strs.Size()+l.docBytes > math.MaxUint32 {
 		return nil, fmt.Errorf("load gold %s: more than 4 GiB of ids", file)
 	}
 	if err := l.build(ctx, file); err != nil {
@@ -269,7 +325,7 @@ func (l *goldLoader) addLong(b *schema.Batch) {
 		for hi < n && qids.Value(hi) == id {
 			hi++
 		}
-		l.addSpan(span{batch: bi, id: id, lo: int32(lo), hi: int32(hi), row: -1})
+		l.addSpan(span{batch: bi, lo: int32(lo), hi: int32(hi), row: -1})
 		lo = hi
 	}
 }
@@ -296,9 +352,8 @@ func (l *goldLoader) addList(b *schema.Batch, errs *schema.ErrorList) {
 		}
 		pos := position(b, i)
 		l.definedAt[q] = pos
-		gq := goldQuery{id: l.queries.At(int(q)).id}
 		if !texts.IsNull(i) {
-			gq.text = l.strs.String(texts.Value(i))
+			l.setText(q, l.strs.String(texts.Value(i)))
 		}
 		s, e := docList.ValueOffsets(i)
 		if e > s {
@@ -311,11 +366,28 @@ func (l *goldLoader) addList(b *schema.Batch, errs *schema.ErrorList) {
 				groups = append(groups, tagKeys.Value(int(j))+"="+tagVals.Value(int(j)))
 			}
 			slices.Sort(groups)
-			gq.groups = slices.Compact(groups)
+			l.setGroups(q, slices.Compact(groups))
 		}
-		l.queries.Set(int(q), gq)
 	}
 	l.interned = len(l.spans) // the list form's spans have their query
+}
+
+// setText sets the text of query q.
+func (l *goldLoader) setText(q int32, text string) {
+	g := l.g
+	for len(g.texts) <= int(q) {
+		g.texts = append(g.texts, "")
+	}
+	g.texts[q] = text
+}
+
+// setGroups sets the tag groups of query q.
+func (l *goldLoader) setGroups(q int32, groups []string) {
+	g := l.g
+	for len(g.groups) <= int(q) {
+		g.groups = append(g.groups, nil)
+	}
+	g.groups[q] = groups
 }
 
 func position(b *schema.Batch, i int) int64 {
@@ -360,11 +432,7 @@ type goldPart struct {
 // included) is the same as building the queries one after another.
 func (l *goldLoader) build(ctx context.Context, file string) error {
 	g := l.g
-	nq := l.queries.Len()
-	g.queries = make([]goldQuery, nq)
-	for i := range g.queries {
-		g.queries[i] = l.queries.At(i)
-	}
+	nq := len(g.queries)
 	// Counting sort of the spans by query (a permutation, not a copy)
 	// keeps file order within a query.
 	spanStart := make([]int32, nq+1)
@@ -446,6 +514,7 @@ func (l *goldLoader) buildPart(file string, p *goldPart, spanStart, order []int3
 	j0, d0 := p.baseJ, p.baseD
 	for qi := p.qlo; qi < p.qhi; qi++ {
 		q := &g.queries[qi]
+		id := g.QueryID(int32(qi))
 		part = part[:0]
 		for _, k := range order[spanStart[qi]:spanStart[qi+1]] {
 			s := l.spans[k]
@@ -456,7 +525,7 @@ func (l *goldLoader) buildPart(file string, p *goldPart, spanStart, order []int3
 		}
 		kept := part
 		if hasDuplicateDoc(part) {
-			kept = p.dropDuplicates(file, q.id, part)
+			kept = p.dropDuplicates(file, id, part)
 		}
 		// Canonical judged order: grade descending, then doc id.
 		slices.SortFunc(kept, func(a, b judgment) int {
@@ -467,7 +536,7 @@ func (l *goldLoader) buildPart(file string, p *goldPart, spanStart, order []int3
 		})
 		q.start = int32(j0 + p.nj)
 		hasher.Reset()
-		hasher.WriteString(q.id)
+		hasher.WriteString(id)
 		hasher.Write([]byte{0})
 		for _, j := range kept {
 			copy(g.docData[d0+p.nd:], j.doc)
@@ -479,7 +548,7 @@ func (l *goldLoader) buildPart(file string, p *goldPart, spanStart, order []int3
 			gb[1], gb[2], gb[3], gb[4] = byte(j.grade>>24), byte(j.grade>>16), byte(j.grade>>8), byte(j.grade)
 			hasher.Write(gb[:])
 		}
-		for _, t := range q.groups {
+		for _, t := range g.Groups(int32(qi)) {
 			hasher.WriteString(t)
 			hasher.Write([]byte{1})
 		}

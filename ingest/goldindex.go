@@ -2,11 +2,10 @@ package ingest
 
 import (
 	"context"
-	"runtime"
+	"slices"
+	"sync/atomic"
 
 	"github.com/zeebo/xxh3"
-
-	"github.com/evalgate/evalgate/internal/arena"
 )
 
 // queryShards is the number of maps a queryIndex splits the query ids
@@ -22,9 +21,7 @@ const queryShards = 64
 // writes to it, and filling it touches one slot per id rather than a map's
 // buckets and keys.
 type queryIndex struct {
-	shards  [queryShards]idTable
-	strs    arena.Bytes // the ids added one by one (list form)
-	idBytes int         // bytes of ids stored
+	shards [queryShards]idTable
 }
 
 // idTable is one shard of a queryIndex: linear probing over a power of
@@ -113,71 +110,73 @@ func (l *goldLoader) query(id string) int32 {
 	x := l.g.byID
 	h := xxh3.HashString(id)
 	t := &x.shards[shardOf(h)]
-	if i, ok := t.find(h, func(q int32) bool { return l.queries.At(int(q)).id == id }); ok {
+	if i, ok := t.find(h, func(q int32) bool { return l.g.QueryID(q) == id }); ok {
 		return i
 	}
-	i := int32(l.queries.Len())
-	id = x.strs.String(id)
-	x.idBytes += len(id)
+	i := l.g.addQuery(id)
 	t.insert(h, i)
-	l.queries.Append(goldQuery{id: id})
 	return i
 }
 
-// intern gives the spans read since the last call (their id a view into
-// a batch) their query index, on every core: new queries get indexes in
-// order of first appearance, as query would give them one span after
-// another. It drops the spans' ids.
+// spanID returns the query id of a long-form span not yet interned.
+func (l *goldLoader) spanID(s *span) string { return l.batches[s.batch].qids.Value(int(s.lo)) }
+
+// intern gives the long-form spans read since the last call their query
+// index, on every core: new queries get indexes in order of first
+// appearance, as query would give them one span after another. It then
+// drops the batches' query ids.
 func (l *goldLoader) intern(ctx context.Context) error {
 	spans := l.spans[l.interned:]
 	l.interned = len(l.spans)
 	if len(spans) == 0 {
 		return nil
 	}
-	start, order, hashes, err := spansByShard(ctx, spans)
+	start, order, hashes, err := spansByShard(ctx, spans, l.spanID)
 	if err != nil {
 		return err
 	}
 	// Each shard resolves its known ids and marks each new one with its
 	// first span, -(span+1), in its table and in every span of it.
 	x := l.g.byID
-	strs := make([]arena.Bytes, runtime.GOMAXPROCS(0)) // one per goroutine
-	err = parallelW(ctx, queryShards, len(strs), func(w, s int) {
+	var newQueries, newBytes atomic.Int64
+	err = parallel(ctx, queryShards, func(s int) {
 		t := &x.shards[s]
 		t.reserve(int(start[s+1] - start[s])) // most queries have one span
+		nq, nb := 0, 0
 		for _, i := range order[start[s]:start[s+1]] {
 			sp := &spans[i]
+			id := l.spanID(sp)
 			h := hashes[i]
 			q, ok := t.find(h, func(ref int32) bool {
 				if ref < 0 {
-					return spans[-ref-1].id == sp.id
+					return l.spanID(&spans[-ref-1]) == id
 				}
-				return l.queries.At(int(ref)).id == sp.id
+				return l.g.QueryID(ref) == id
 			})
 			if !ok {
 				q = -(i + 1)
-				sp.id = strs[w].String(sp.id)
 				t.insert(h, q)
-			} else {
-				sp.id = ""
+				nq++
+				nb += len(id)
 			}
 			sp.query = q
 		}
+		newQueries.Add(int64(nq))
+		newBytes.Add(int64(nb))
 	})
 	if err != nil {
 		return err
 	}
-	for w := range strs {
-		x.idBytes += strs[w].Size()
-	}
 	// New queries get their indexes in order of first appearance.
+	g := l.g
+	g.ids = slices.Grow(g.ids, int(newBytes.Load()))
+	g.idOff = slices.Grow(g.idOff, int(newQueries.Load()))
+	g.queries = slices.Grow(g.queries, int(newQueries.Load()))
 	for i := range spans {
 		sp := &spans[i]
 		switch q := sp.query; {
 		case q == -int32(i+1):
-			sp.query = int32(l.queries.Len())
-			l.queries.Append(goldQuery{id: sp.id})
-			sp.id = ""
+			sp.query = g.addQuery(l.spanID(sp))
 		case q < 0:
 			sp.query = spans[-q-1].query
 		}
@@ -196,12 +195,12 @@ func (l *goldLoader) intern(ctx context.Context) error {
 // spansByShard returns the spans' indexes grouped by the shard of their
 // id, in file order within a shard (shard s has order[start[s]:start[s+1]]),
 // and the hashes of their ids.
-func spansByShard(ctx context.Context, spans []span) (start, order []int32, hashes []uint64, err error) {
+func spansByShard(ctx context.Context, spans []span, idOf func(*span) string) (start, order []int32, hashes []uint64, err error) {
 	hashes = make([]uint64, len(spans))
 	const chunk = 1 << 15
 	err = parallel(ctx, (len(spans)+chunk-1)/chunk, func(c int) {
 		for i := c * chunk; i < min((c+1)*chunk, len(spans)); i++ {
-			hashes[i] = xxh3.HashString(spans[i].id)
+			hashes[i] = xxh3.HashString(idOf(&spans[i]))
 		}
 	})
 	if err != nil {
