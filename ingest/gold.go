@@ -162,6 +162,7 @@ type span struct {
 type goldBatch struct {
 	qids      *array.String // long form, until its spans are interned
 	docs      *array.String
+	docVals   stringValues // docs' values
 	gradesArr *array.Int32
 	grades    []int32
 	// Row i is at lines[i] or, when lines is nil, at first+step*i: text
@@ -176,7 +177,23 @@ func (gb *goldBatch) judgment(s span, v int) judgment {
 	if s.row >= 0 {
 		row = int(s.row)
 	}
-	return judgment{grade: gb.grades[v], doc: gb.docs.Value(v), pos: gb.position(row)}
+	return judgment{grade: gb.grades[v], doc: gb.docVals.value(v), pos: gb.position(row)}
+}
+
+// stringValues are the values of a string array, read without going
+// through the array's data on every access.
+type stringValues struct {
+	offsets []int32
+	data    []byte // from offsets[0]
+}
+
+func valuesOf(a *array.String) stringValues {
+	return stringValues{offsets: a.ValueOffsets(), data: a.ValueBytes()}
+}
+
+func (s stringValues) value(i int) string {
+	base := s.offsets[0]
+	return unsafeString(s.data[s.offsets[i]-base : s.offsets[i+1]-base])
 }
 
 // position is position for row i of the batch.
@@ -230,7 +247,7 @@ func (l *goldLoader) addSpan(s span) { l.spans = append(grow(l.spans, 1), s) }
 func (l *goldLoader) hold(b *schema.Batch, docs *array.String, grades *array.Int32) int32 {
 	docs.Retain()
 	grades.Retain()
-	gb := goldBatch{docs: docs, gradesArr: grades, grades: grades.Int32Values()}
+	gb := goldBatch{docs: docs, docVals: valuesOf(docs), gradesArr: grades, grades: grades.Int32Values()}
 	gb.setPositions(b)
 	l.batches = append(l.batches, gb)
 	d := docs.ValueOffsets()
@@ -508,8 +525,7 @@ func splitQueries(values []int64) []*goldPart {
 // query's digest term.
 func (l *goldLoader) buildPart(file string, p *goldPart, spanStart, order []int32) {
 	g := l.g
-	hasher := xxh3.New()
-	var gb [5]byte
+	var canon []byte
 	var part []judgment
 	j0, d0 := p.baseJ, p.baseD
 	for qi := p.qlo; qi < p.qhi; qi++ {
@@ -527,34 +543,51 @@ func (l *goldLoader) buildPart(file string, p *goldPart, spanStart, order []int3
 		if hasDuplicateDoc(part) {
 			kept = p.dropDuplicates(file, id, part)
 		}
-		// Canonical judged order: grade descending, then doc id.
-		slices.SortFunc(kept, func(a, b judgment) int {
-			if c := cmp.Compare(b.grade, a.grade); c != 0 {
-				return c
-			}
-			return strings.Compare(a.doc, b.doc)
-		})
+		sortJudged(kept)
 		q.start = int32(j0 + p.nj)
-		hasher.Reset()
-		hasher.WriteString(id)
-		hasher.Write([]byte{0})
+		// The query's canonical form: its id, then each judgment (doc id,
+		// 0, grade in 4 bytes big-endian), then each tag group and 1.
+		canon = append(append(canon[:0], id...), 0)
 		for _, j := range kept {
 			copy(g.docData[d0+p.nd:], j.doc)
 			p.nd += len(j.doc)
 			g.grades[j0+p.nj] = j.grade
 			p.nj++
 			g.docOff[j0+p.nj] = uint32(d0 + p.nd)
-			hasher.WriteString(j.doc)
-			gb[1], gb[2], gb[3], gb[4] = byte(j.grade>>24), byte(j.grade>>16), byte(j.grade>>8), byte(j.grade)
-			hasher.Write(gb[:])
+			canon = append(canon, j.doc...)
+			canon = append(canon, 0, byte(j.grade>>24), byte(j.grade>>16), byte(j.grade>>8), byte(j.grade))
 		}
 		for _, t := range g.Groups(int32(qi)) {
-			hasher.WriteString(t)
-			hasher.Write([]byte{1})
+			canon = append(append(canon, t...), 1)
 		}
 		q.end = int32(j0 + p.nj)
-		p.sum = add128(p.sum, hash128(hasher))
+		h := xxh3.Hash128(canon)
+		p.sum = add128(p.sum, [2]uint64{h.Lo, h.Hi})
 	}
+}
+
+// sortJudged sorts one query's judgments (no doc twice) in canonical
+// order: grade descending, then doc id. Most queries have a few, which an
+// insertion sort orders fastest.
+func sortJudged(js []judgment) {
+	if len(js) > 12 {
+		slices.SortFunc(js, func(a, b judgment) int {
+			if c := cmp.Compare(b.grade, a.grade); c != 0 {
+				return c
+			}
+			return strings.Compare(a.doc, b.doc)
+		})
+		return
+	}
+	for i := 1; i < len(js); i++ {
+		for k := i; k > 0 && judgedBefore(&js[k], &js[k-1]); k-- {
+			js[k], js[k-1] = js[k-1], js[k]
+		}
+	}
+}
+
+func judgedBefore(a, b *judgment) bool {
+	return a.grade > b.grade || a.grade == b.grade && a.doc < b.doc
 }
 
 // hasDuplicateDoc reports whether two judgments of one query name the
@@ -605,11 +638,6 @@ func (p *goldPart) dropDuplicates(file, query string, part []judgment) []judgmen
 		kept = append(kept, j)
 	}
 	return kept
-}
-
-func hash128(h *xxh3.Hasher) [2]uint64 {
-	s := h.Sum128()
-	return [2]uint64{s.Lo, s.Hi}
 }
 
 // compact closes the gaps the dropped duplicates left after each part, in
