@@ -3,7 +3,6 @@ package ingest
 import (
 	"context"
 	"slices"
-	"sync/atomic"
 
 	"github.com/zeebo/xxh3"
 )
@@ -15,8 +14,8 @@ const queryShards = 64
 
 // queryIndex maps query ids to their index in the gold set: an
 // open-addressing table per shard (the shard chosen by the id's hash),
-// whose slots hold the hash and a reference, never the id itself. The
-// caller compares ids through the reference (a query's id), so the index
+// whose slots hold part of the hash and a reference, never the id itself.
+// The caller compares ids through the reference (a query's id), so the index
 // holds no pointers: the garbage collector neither scans it nor tracks
 // writes to it, and filling it touches one slot per id rather than a map's
 // buckets and keys.
@@ -31,20 +30,24 @@ type idTable struct {
 	n     int
 }
 
-// idSlot is a used slot or an empty one (the zero value).
+// idSlot is a used slot or an empty one (the zero value): 8 bytes, half
+// a slot holding the whole hash.
 type idSlot struct {
-	hash uint64
-	ref  int32 // a query index; during intern, -(span+1) for a new query
-	used bool
+	tag uint32 // tagOf the id's hash, never 0
+	ref int32  // a query index; during intern, -(span+1) for a new query
 }
+
+// tagOf is the part of a hash a slot keeps: its high half (the shard used
+// the low bits) with the top bit set, so that no tag is 0.
+func tagOf(h uint64) uint32 { return uint32(h>>32) | 1<<31 }
 
 func newQueryIndex() *queryIndex { return &queryIndex{} }
 
 func shardOf(h uint64) int { return int(h % queryShards) }
 
-// slotOf is the first slot to probe for hash h: bits the shard did not
-// use.
-func (t *idTable) slotOf(h uint64) int { return int((h / queryShards) & uint64(len(t.slots)-1)) }
+// slotOf is the first slot to probe for a tag: its low bits, which the
+// shard did not use.
+func (t *idTable) slotOf(tag uint32) int { return int(tag) & (len(t.slots) - 1) }
 
 // find returns the reference of the slot with hash h whose reference
 // match accepts.
@@ -53,12 +56,13 @@ func (t *idTable) find(h uint64, match func(ref int32) bool) (int32, bool) {
 		return 0, false
 	}
 	mask := len(t.slots) - 1
-	for i := t.slotOf(h); ; i = (i + 1) & mask {
+	tag := tagOf(h)
+	for i := t.slotOf(tag); ; i = (i + 1) & mask {
 		s := &t.slots[i]
-		if !s.used {
+		if s.tag == 0 {
 			return 0, false
 		}
-		if s.hash == h && match(s.ref) {
+		if s.tag == tag && match(s.ref) {
 			return s.ref, true
 		}
 	}
@@ -76,7 +80,7 @@ func (t *idTable) reserve(n int) {
 	old := t.slots
 	t.slots = make([]idSlot, size)
 	for _, s := range old {
-		if s.used {
+		if s.tag != 0 {
 			t.place(s)
 		}
 	}
@@ -85,14 +89,14 @@ func (t *idTable) reserve(n int) {
 // insert adds a new entry (find did not find it).
 func (t *idTable) insert(h uint64, ref int32) {
 	t.reserve(1)
-	t.place(idSlot{hash: h, ref: ref, used: true})
+	t.place(idSlot{tag: tagOf(h), ref: ref})
 	t.n++
 }
 
 func (t *idTable) place(s idSlot) {
 	mask := len(t.slots) - 1
-	i := t.slotOf(s.hash)
-	for t.slots[i].used {
+	i := t.slotOf(s.tag)
+	for t.slots[i].tag != 0 {
 		i = (i + 1) & mask
 	}
 	t.slots[i] = s
@@ -138,16 +142,15 @@ func (l *goldLoader) intern(ctx context.Context) error {
 	// Each shard resolves its known ids and marks each new one with its
 	// first span, -(span+1), in its table and in every span of it.
 	x := l.g.byID
-	var newQueries, newBytes atomic.Int64
 	err = parallel(ctx, queryShards, func(s int) {
 		t := &x.shards[s]
 		t.reserve(int(start[s+1] - start[s])) // most queries have one span
-		nq, nb := 0, 0
 		for _, i := range order[start[s]:start[s+1]] {
 			sp := &spans[i]
-			id := l.spanID(sp)
-			h := hashes[i]
-			q, ok := t.find(h, func(ref int32) bool {
+			// The ids are compared only when the tags are equal: a new
+			// query is found new without reading its id.
+			q, ok := t.find(hashes[i], func(ref int32) bool {
+				id := l.spanID(sp)
 				if ref < 0 {
 					return l.spanID(&spans[-ref-1]) == id
 				}
@@ -155,23 +158,17 @@ func (l *goldLoader) intern(ctx context.Context) error {
 			})
 			if !ok {
 				q = -(i + 1)
-				t.insert(h, q)
-				nq++
-				nb += len(id)
+				t.insert(hashes[i], q)
 			}
 			sp.query = q
 		}
-		newQueries.Add(int64(nq))
-		newBytes.Add(int64(nb))
 	})
 	if err != nil {
 		return err
 	}
 	// New queries get their indexes in order of first appearance.
+	l.reserveQueries(spans)
 	g := l.g
-	g.ids = slices.Grow(g.ids, int(newBytes.Load()))
-	g.idOff = slices.Grow(g.idOff, int(newQueries.Load()))
-	g.queries = slices.Grow(g.queries, int(newQueries.Load()))
 	for i := range spans {
 		sp := &spans[i]
 		switch q := sp.query; {
@@ -185,11 +182,27 @@ func (l *goldLoader) intern(ctx context.Context) error {
 	return parallel(ctx, queryShards, func(s int) {
 		slots := x.shards[s].slots
 		for k := range slots {
-			if sl := &slots[k]; sl.used && sl.ref < 0 {
+			if sl := &slots[k]; sl.tag != 0 && sl.ref < 0 {
 				sl.ref = spans[-sl.ref-1].query
 			}
 		}
 	})
+}
+
+// reserveQueries makes room in the Gold for the new queries among spans
+// (those that intern marked with their own span).
+func (l *goldLoader) reserveQueries(spans []span) {
+	nq, nb := 0, 0
+	for i := range spans {
+		if spans[i].query == -int32(i+1) {
+			nq++
+			nb += len(l.spanID(&spans[i]))
+		}
+	}
+	g := l.g
+	g.ids = slices.Grow(g.ids, nb)
+	g.idOff = slices.Grow(g.idOff, nq)
+	g.queries = slices.Grow(g.queries, nq)
 }
 
 // spansByShard returns the spans' indexes grouped by the shard of their
