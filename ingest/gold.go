@@ -225,8 +225,8 @@ func (gb *goldBatch) setPositions(b *schema.Batch) {
 }
 
 // goldLoader reads the batches on one goroutine, cutting them into spans
-// of one query (in file order); intern then numbers the queries and build
-// lays the judgments out per query, both on every core.
+// of one query (in file order) that intern numbers, batch after batch;
+// build then lays the judgments out per query. Both run on every core.
 type goldLoader struct {
 	g         *Gold
 	batches   []goldBatch
@@ -281,7 +281,8 @@ func (l *goldLoader) releaseIDs() {
 // form a query's lines may be spread anywhere. Conflicting grades for one
 // doc of one query are an error; identical repeats are dropped and counted.
 // The batches are read on one goroutine (the text readers parse them on
-// every core); the index is built on every core (GOMAXPROCS).
+// every core), the query ids of each numbered as it arrives; the index is
+// built on every core (GOMAXPROCS).
 func LoadGold(ctx context.Context, r schema.Reader) (*Gold, error) {
 	l := &goldLoader{g: &Gold{byID: newQueryIndex(), idOff: []int{0}}}
 	defer l.release()
@@ -303,11 +304,11 @@ func LoadGold(ctx context.Context, r schema.Reader) (*Gold, error) {
 		switch b.Form {
 		case schema.FormGoldLong:
 			l.addLong(b)
-		case schema.FormGoldList:
 			if err := l.intern(ctx); err != nil {
 				b.Release()
 				return nil, err
 			}
+		case schema.FormGoldList:
 			l.addList(b, &errs)
 		default:
 			b.Release()
@@ -316,9 +317,6 @@ func LoadGold(ctx context.Context, r schema.Reader) (*Gold, error) {
 		b.Release()
 	}
 	if err := errs.Err(); err != nil {
-		return nil, err
-	}
-	if err := l.intern(ctx); err != nil {
 		return nil, err
 	}
 	if len(l.g.ids)+l.strs.Size()+l.docBytes > math.MaxUint32 {

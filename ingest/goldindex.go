@@ -86,20 +86,22 @@ func (t *idTable) reserve(n int) {
 	}
 }
 
-// insert adds a new entry (find did not find it).
-func (t *idTable) insert(h uint64, ref int32) {
+// insert adds a new entry (find did not find it) and returns its slot,
+// where it stays until the table grows.
+func (t *idTable) insert(h uint64, ref int32) int {
 	t.reserve(1)
-	t.place(idSlot{tag: tagOf(h), ref: ref})
 	t.n++
+	return t.place(idSlot{tag: tagOf(h), ref: ref})
 }
 
-func (t *idTable) place(s idSlot) {
+func (t *idTable) place(s idSlot) int {
 	mask := len(t.slots) - 1
 	i := t.slotOf(s.tag)
 	for t.slots[i].tag != 0 {
 		i = (i + 1) & mask
 	}
 	t.slots[i] = s
+	return i
 }
 
 // lookup returns the index of the query whose id is id, idOf giving each
@@ -128,7 +130,8 @@ func (l *goldLoader) spanID(s *span) string { return l.batches[s.batch].qids.Val
 // intern gives the long-form spans read since the last call their query
 // index, on every core: new queries get indexes in order of first
 // appearance, as query would give them one span after another. It then
-// drops the batches' query ids.
+// drops the batches' query ids. LoadGold calls it after every long-form
+// batch, so that the ids of a batch are not kept beyond it.
 func (l *goldLoader) intern(ctx context.Context) error {
 	spans := l.spans[l.interned:]
 	l.interned = len(l.spans)
@@ -140,8 +143,10 @@ func (l *goldLoader) intern(ctx context.Context) error {
 		return err
 	}
 	// Each shard resolves its known ids and marks each new one with its
-	// first span, -(span+1), in its table and in every span of it.
+	// first span, -(span+1), in its table (noting the slot) and in every
+	// span of it. The table has room for all: no slot moves.
 	x := l.g.byID
+	slot := make([]int32, len(spans)) // a new query's slot, by first span
 	err = parallel(ctx, queryShards, func(s int) {
 		t := &x.shards[s]
 		t.reserve(int(start[s+1] - start[s])) // most queries have one span
@@ -158,7 +163,7 @@ func (l *goldLoader) intern(ctx context.Context) error {
 			})
 			if !ok {
 				q = -(i + 1)
-				t.insert(hashes[i], q)
+				slot[i] = int32(t.insert(hashes[i], q))
 			}
 			sp.query = q
 		}
@@ -174,19 +179,13 @@ func (l *goldLoader) intern(ctx context.Context) error {
 		switch q := sp.query; {
 		case q == -int32(i+1):
 			sp.query = g.addQuery(l.spanID(sp))
+			x.shards[shardOf(hashes[i])].slots[slot[i]].ref = sp.query
 		case q < 0:
 			sp.query = spans[-q-1].query
 		}
 	}
 	l.releaseIDs()
-	return parallel(ctx, queryShards, func(s int) {
-		slots := x.shards[s].slots
-		for k := range slots {
-			if sl := &slots[k]; sl.tag != 0 && sl.ref < 0 {
-				sl.ref = spans[-sl.ref-1].query
-			}
-		}
-	})
+	return nil
 }
 
 // reserveQueries makes room in the Gold for the new queries among spans
