@@ -448,27 +448,25 @@ type goldPart struct {
 func (l *goldLoader) build(ctx context.Context, file string) error {
 	g := l.g
 	nq := len(g.queries)
-	// Counting sort of the spans by query (a permutation, not a copy)
-	// keeps file order within a query.
 	spanStart := make([]int32, nq+1)
 	values := make([]int64, nq+1)   // judgments before each query
 	docBytes := make([]int64, nq+1) // doc id bytes before each query
-	for _, s := range l.spans {
+	inOrder := true                 // the spans are by query
+	for k, s := range l.spans {
 		spanStart[s.query+1]++
 		values[s.query+1] += int64(s.hi - s.lo)
-		d := l.batches[s.batch].docs
-		docBytes[s.query+1] += int64(d.ValueOffset(int(s.hi)) - d.ValueOffset(int(s.lo)))
+		d := l.batches[s.batch].docVals.offsets
+		docBytes[s.query+1] += int64(d[s.hi] - d[s.lo])
+		inOrder = inOrder && (k == 0 || s.query >= l.spans[k-1].query)
 	}
 	for i := 1; i <= nq; i++ {
 		spanStart[i] += spanStart[i-1]
 		values[i] += values[i-1]
 		docBytes[i] += docBytes[i-1]
 	}
-	order := make([]int32, len(l.spans))
-	next := slices.Clone(spanStart[:nq])
-	for i, s := range l.spans {
-		order[next[s.query]] = int32(i)
-		next[s.query]++
+	var order []int32
+	if !inOrder {
+		order = l.spanOrder(spanStart)
 	}
 	g.docOff = make([]uint32, values[nq]+1)
 	g.grades = make([]int32, values[nq])
@@ -499,6 +497,21 @@ func (l *goldLoader) build(ctx context.Context, file string) error {
 	return nil
 }
 
+// spanOrder is a counting sort of the spans by query (a permutation, not
+// a copy) that keeps file order within a query: query q has the spans
+// order[spanStart[q]:spanStart[q+1]]. The spans of a file that lists each
+// query's lines together are in order already, and build needs no
+// permutation.
+func (l *goldLoader) spanOrder(spanStart []int32) []int32 {
+	order := make([]int32, len(l.spans))
+	next := slices.Clone(spanStart[:len(spanStart)-1])
+	for i, s := range l.spans {
+		order[next[s.query]] = int32(i)
+		next[s.query]++
+	}
+	return order
+}
+
 // minPartJudgments is the fewest judgments splitQueries puts in a range
 // (tests lower it to have many ranges).
 var minPartJudgments int64 = 1 << 14
@@ -520,7 +533,8 @@ func splitQueries(values []int64) []*goldPart {
 
 // buildPart builds the queries of p: their judgments in file order,
 // duplicates dropped or refused, then in canonical order, with each
-// query's digest term.
+// query's digest term. Query q has the spans spanStart[q] to
+// spanStart[q+1]-1, through order unless it is nil (see spanOrder).
 func (l *goldLoader) buildPart(file string, p *goldPart, spanStart, order []int32) {
 	g := l.g
 	var canon []byte
@@ -530,8 +544,12 @@ func (l *goldLoader) buildPart(file string, p *goldPart, spanStart, order []int3
 		q := &g.queries[qi]
 		id := g.QueryID(int32(qi))
 		part = part[:0]
-		for _, k := range order[spanStart[qi]:spanStart[qi+1]] {
-			s := l.spans[k]
+		for k := spanStart[qi]; k < spanStart[qi+1]; k++ {
+			i := k
+			if order != nil {
+				i = order[k]
+			}
+			s := l.spans[i]
 			b := &l.batches[s.batch]
 			for v := s.lo; v < s.hi; v++ {
 				part = append(part, b.judgment(s, int(v)))
@@ -578,9 +596,12 @@ func sortJudged(js []judgment) {
 		return
 	}
 	for i := 1; i < len(js); i++ {
-		for k := i; k > 0 && judgedBefore(&js[k], &js[k-1]); k-- {
-			js[k], js[k-1] = js[k-1], js[k]
+		x := js[i]
+		k := i
+		for ; k > 0 && judgedBefore(&x, &js[k-1]); k-- {
+			js[k] = js[k-1]
 		}
+		js[k] = x
 	}
 }
 
