@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"slices"
 
 	"github.com/zeebo/xxh3"
 )
@@ -199,9 +198,9 @@ func (l *goldLoader) reserveQueries(spans []span) {
 		}
 	}
 	g := l.g
-	g.ids = slices.Grow(g.ids, nb)
-	g.idOff = slices.Grow(g.idOff, nq)
-	g.queries = slices.Grow(g.queries, nq)
+	g.ids = grow(g.ids, nb)
+	g.idOff = grow(g.idOff, nq)
+	g.queries = grow(g.queries, nq)
 }
 
 // spansByShard returns the spans' indexes grouped by the shard of their
