@@ -196,7 +196,7 @@ func (s stringValues) value(i int) string {
 	return unsafeString(s.data[s.offsets[i]-base : s.offsets[i+1]-base])
 }
 
-// position is position for row i of the batch.
+// position returns where row i of the batch is, as position does.
 func (gb *goldBatch) position(i int) int64 {
 	if gb.lines != nil {
 		return gb.lines[i]

@@ -29,8 +29,8 @@ type idTable struct {
 	n     int
 }
 
-// idSlot is a used slot or an empty one (the zero value): 8 bytes, half
-// a slot holding the whole hash.
+// idSlot is a used slot or an empty one (the zero value). It keeps half
+// the hash, so that a slot takes 8 bytes.
 type idSlot struct {
 	tag uint32 // tagOf the id's hash, never 0
 	ref int32  // a query index; during intern, -(span+1) for a new query
@@ -44,11 +44,11 @@ func newQueryIndex() *queryIndex { return &queryIndex{} }
 
 func shardOf(h uint64) int { return int(h % queryShards) }
 
-// slotOf is the first slot to probe for a tag: its low bits, which the
-// shard did not use.
+// slotOf is the first slot to probe for a tag: the tag's low bits (the
+// shard was chosen by the hash's).
 func (t *idTable) slotOf(tag uint32) int { return int(tag) & (len(t.slots) - 1) }
 
-// find returns the reference of the slot with hash h whose reference
+// find returns the reference of the slot with h's tag whose reference
 // match accepts.
 func (t *idTable) find(h uint64, match func(ref int32) bool) (int32, bool) {
 	if len(t.slots) == 0 {
