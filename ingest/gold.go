@@ -26,8 +26,12 @@ import (
 type Gold struct {
 	byID    *queryIndex
 	queries []goldQuery
-	docData []byte   // doc id bytes of all judgments
-	docOff  []uint32 // len(judgments)+1 offsets into docData
+	ids     []byte     // query ids, in query order
+	idOff   []int      // len(queries)+1 offsets into ids
+	texts   []string   // query texts by query; shorter if the last have none
+	groups  [][]string // tag groups by query; likewise
+	docData []byte     // doc id bytes of all judgments
+	docOff  []uint32   // len(judgments)+1 offsets into docData
 	grades  []int32
 
 	// Judgments is the number of judgments kept; IdenticalDuplicates counts
@@ -37,12 +41,11 @@ type Gold struct {
 	digest              [16]byte
 }
 
+// goldQuery locates a query's judgments: [start,end). It holds no
+// pointers (nor do the ids' bytes and offsets), so the garbage collector
+// does not scan the queries of a large gold set.
 type goldQuery struct {
-	id     string
-	text   string
-	start  int32 // judgments [start,end)
-	end    int32
-	groups []string
+	start, end int32
 }
 
 // NumQueries returns the number of queries in the gold set.
@@ -61,20 +64,48 @@ func (g *Gold) Lookup(queryID string) int32 {
 // prev (the last index found, or -1) before the index, whose map probes
 // miss the cache on a large gold set.
 func (g *Gold) LookupNext(prev int32, queryID string) int32 {
-	if next := prev + 1; next >= 0 && int(next) < len(g.queries) && g.queries[next].id == queryID {
+	if next := prev + 1; next >= 0 && int(next) < len(g.queries) && g.QueryID(next) == queryID {
 		return next
 	}
 	return g.Lookup(queryID)
 }
 
 // QueryID returns the id of query i.
-func (g *Gold) QueryID(i int32) string { return g.queries[i].id }
+func (g *Gold) QueryID(i int32) string { return unsafeString(g.ids[g.idOff[i]:g.idOff[i+1]]) }
 
 // QueryText returns the text of query i ("" if not given).
-func (g *Gold) QueryText(i int32) string { return g.queries[i].text }
+func (g *Gold) QueryText(i int32) string {
+	if int(i) < len(g.texts) {
+		return g.texts[i]
+	}
+	return ""
+}
 
 // Groups returns the tag groups ("name=value") of query i.
-func (g *Gold) Groups(i int32) []string { return g.queries[i].groups }
+func (g *Gold) Groups(i int32) []string {
+	if int(i) < len(g.groups) {
+		return g.groups[i]
+	}
+	return nil
+}
+
+// addQuery adds a query without judgments and returns its index.
+func (g *Gold) addQuery(id string) int32 {
+	g.ids = append(grow(g.ids, len(id)), id...)
+	g.idOff = append(grow(g.idOff, 1), len(g.ids))
+	g.queries = append(grow(g.queries, 1), goldQuery{})
+	return int32(len(g.queries) - 1)
+}
+
+// grow makes room for n more elements in s, at least doubling its
+// capacity when it is full (append grows large slices by a quarter,
+// copying them over and over).
+func grow[T any](s []T, n int) []T {
+	if cap(s)-len(s) < n {
+		s = slices.Grow(s, max(n, len(s), 1024))
+	}
+	return s
+}
 
 // Grades returns the judged grades of query i, non-increasing.
 func (g *Gold) Grades(i int32) []int32 {
@@ -115,25 +146,30 @@ type judgment struct {
 
 // span is a stretch of one query's judgments in one batch: values [lo,hi)
 // of the batch's doc and grade arrays, from row row of the batch (list
-// form), or from rows lo..hi-1 (long form: row is -1).
+// form), or from rows lo..hi-1 (long form: row is -1). Until intern gives
+// a long-form span its query, its query id is the batch's at row lo. A
+// span holds no pointers, so the garbage collector does not scan the
+// spans.
 type span struct {
 	batch  int32
 	query  int32
 	lo, hi int32
 	row    int32
-	// id is the query id, a view into the batch, until intern gives the
-	// span its query.
-	id string
 }
 
 // goldBatch is what the loader keeps of a batch until the build: its doc
 // and grade values (references taken) and its rows' positions.
 type goldBatch struct {
-	pos       schema.Batch  // Lines and FirstRow only
 	qids      *array.String // long form, until its spans are interned
 	docs      *array.String
+	docVals   stringValues // docs' values
 	gradesArr *array.Int32
 	grades    []int32
+	// Row i is at lines[i] or, when lines is nil, at first+step*i: text
+	// lines one after another (step 1), or rows of an Arrow or Parquet
+	// file, stored negated (step -1). See position.
+	lines       []int64
+	first, step int64
 }
 
 func (gb *goldBatch) judgment(s span, v int) judgment {
@@ -141,31 +177,69 @@ func (gb *goldBatch) judgment(s span, v int) judgment {
 	if s.row >= 0 {
 		row = int(s.row)
 	}
-	return judgment{grade: gb.grades[v], doc: gb.docs.Value(v), pos: position(&gb.pos, row)}
+	return judgment{grade: gb.grades[v], doc: gb.docVals.value(v), pos: gb.position(row)}
+}
+
+// stringValues are the values of a string array, read without going
+// through the array's data on every access.
+type stringValues struct {
+	offsets []int32
+	data    []byte // from offsets[0]
+}
+
+func valuesOf(a *array.String) stringValues {
+	return stringValues{offsets: a.ValueOffsets(), data: a.ValueBytes()}
+}
+
+func (s stringValues) value(i int) string {
+	base := s.offsets[0]
+	return unsafeString(s.data[s.offsets[i]-base : s.offsets[i+1]-base])
+}
+
+// position returns where row i of the batch is, as position does.
+func (gb *goldBatch) position(i int) int64 {
+	if gb.lines != nil {
+		return gb.lines[i]
+	}
+	return gb.first + gb.step*int64(i)
+}
+
+// setPositions records where b's rows are, keeping b.Lines only when they
+// are not consecutive (blank lines, comments or bad lines in between).
+func (gb *goldBatch) setPositions(b *schema.Batch) {
+	if b.Lines == nil {
+		gb.first, gb.step = -b.FirstRow, -1
+		return
+	}
+	var first int64
+	if len(b.Lines) > 0 {
+		first = b.Lines[0]
+	}
+	for i, line := range b.Lines {
+		if line != first+int64(i) {
+			gb.lines = b.Lines
+			return
+		}
+	}
+	gb.first, gb.step = first, 1
 }
 
 // goldLoader reads the batches on one goroutine, cutting them into spans
-// of one query (in file order); intern then numbers the queries and build
-// lays the judgments out per query, both on every core.
+// of one query (in file order) that intern numbers, batch after batch;
+// build then lays the judgments out per query. Both run on every core.
 type goldLoader struct {
 	g         *Gold
 	batches   []goldBatch
 	spans     []span
-	docBytes  int // doc id bytes of every judgment read
-	interned  int // spans[:interned] have their query
-	queries   arena.Slice[goldQuery]
-	strs      arena.Bytes
-	definedAt []int64 // list form: where each query was defined (0: not yet)
+	docBytes  int         // doc id bytes of every judgment read
+	interned  int         // spans[:interned] have their query
+	strs      arena.Bytes // query texts
+	definedAt []int64     // list form: where each query was defined (0: not yet)
 }
 
 // addSpan appends s, doubling the spans' room when full (append grows
 // large slices by a quarter, copying them over and over).
-func (l *goldLoader) addSpan(s span) {
-	if len(l.spans) == cap(l.spans) {
-		l.spans = slices.Grow(l.spans, max(len(l.spans), 1024))
-	}
-	l.spans = append(l.spans, s)
-}
+func (l *goldLoader) addSpan(s span) { l.spans = append(grow(l.spans, 1), s) }
 
 // hold keeps the doc and grade values of a batch for the build and
 // returns its index. The rest of the batch (query ids, texts, tags) is
@@ -173,10 +247,9 @@ func (l *goldLoader) addSpan(s span) {
 func (l *goldLoader) hold(b *schema.Batch, docs *array.String, grades *array.Int32) int32 {
 	docs.Retain()
 	grades.Retain()
-	l.batches = append(l.batches, goldBatch{
-		pos:  schema.Batch{Lines: b.Lines, FirstRow: b.FirstRow},
-		docs: docs, gradesArr: grades, grades: grades.Int32Values(),
-	})
+	gb := goldBatch{docs: docs, docVals: valuesOf(docs), gradesArr: grades, grades: grades.Int32Values()}
+	gb.setPositions(b)
+	l.batches = append(l.batches, gb)
 	d := docs.ValueOffsets()
 	if len(d) > 0 {
 		l.docBytes += int(d[len(d)-1] - d[0])
@@ -208,9 +281,10 @@ func (l *goldLoader) releaseIDs() {
 // form a query's lines may be spread anywhere. Conflicting grades for one
 // doc of one query are an error; identical repeats are dropped and counted.
 // The batches are read on one goroutine (the text readers parse them on
-// every core); the index is built on every core (GOMAXPROCS).
+// every core), the query ids of each numbered as it arrives; the index is
+// built on every core (GOMAXPROCS).
 func LoadGold(ctx context.Context, r schema.Reader) (*Gold, error) {
-	l := &goldLoader{g: &Gold{byID: newQueryIndex()}}
+	l := &goldLoader{g: &Gold{byID: newQueryIndex(), idOff: []int{0}}}
 	defer l.release()
 	var errs schema.ErrorList
 	file := ""
@@ -230,11 +304,11 @@ func LoadGold(ctx context.Context, r schema.Reader) (*Gold, error) {
 		switch b.Form {
 		case schema.FormGoldLong:
 			l.addLong(b)
-		case schema.FormGoldList:
 			if err := l.intern(ctx); err != nil {
 				b.Release()
 				return nil, err
 			}
+		case schema.FormGoldList:
 			l.addList(b, &errs)
 		default:
 			b.Release()
@@ -245,10 +319,7 @@ func LoadGold(ctx context.Context, r schema.Reader) (*Gold, error) {
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
-	if err := l.intern(ctx); err != nil {
-		return nil, err
-	}
-	if l.g.byID.idBytes+l.strs.Size()+l.docBytes > math.MaxUint32 {
+	if len(l.g.ids)+l.strs.Size()+l.docBytes > math.MaxUint32 {
 		return nil, fmt.Errorf("load gold %s: more than 4 GiB of ids", file)
 	}
 	if err := l.build(ctx, file); err != nil {
@@ -269,7 +340,7 @@ func (l *goldLoader) addLong(b *schema.Batch) {
 		for hi < n && qids.Value(hi) == id {
 			hi++
 		}
-		l.addSpan(span{batch: bi, id: id, lo: int32(lo), hi: int32(hi), row: -1})
+		l.addSpan(span{batch: bi, lo: int32(lo), hi: int32(hi), row: -1})
 		lo = hi
 	}
 }
@@ -296,9 +367,8 @@ func (l *goldLoader) addList(b *schema.Batch, errs *schema.ErrorList) {
 		}
 		pos := position(b, i)
 		l.definedAt[q] = pos
-		gq := goldQuery{id: l.queries.At(int(q)).id}
 		if !texts.IsNull(i) {
-			gq.text = l.strs.String(texts.Value(i))
+			l.setText(q, l.strs.String(texts.Value(i)))
 		}
 		s, e := docList.ValueOffsets(i)
 		if e > s {
@@ -311,11 +381,28 @@ func (l *goldLoader) addList(b *schema.Batch, errs *schema.ErrorList) {
 				groups = append(groups, tagKeys.Value(int(j))+"="+tagVals.Value(int(j)))
 			}
 			slices.Sort(groups)
-			gq.groups = slices.Compact(groups)
+			l.setGroups(q, slices.Compact(groups))
 		}
-		l.queries.Set(int(q), gq)
 	}
 	l.interned = len(l.spans) // the list form's spans have their query
+}
+
+// setText sets the text of query q.
+func (l *goldLoader) setText(q int32, text string) {
+	g := l.g
+	for len(g.texts) <= int(q) {
+		g.texts = append(g.texts, "")
+	}
+	g.texts[q] = text
+}
+
+// setGroups sets the tag groups of query q.
+func (l *goldLoader) setGroups(q int32, groups []string) {
+	g := l.g
+	for len(g.groups) <= int(q) {
+		g.groups = append(g.groups, nil)
+	}
+	g.groups[q] = groups
 }
 
 func position(b *schema.Batch, i int) int64 {
@@ -360,32 +447,26 @@ type goldPart struct {
 // included) is the same as building the queries one after another.
 func (l *goldLoader) build(ctx context.Context, file string) error {
 	g := l.g
-	nq := l.queries.Len()
-	g.queries = make([]goldQuery, nq)
-	for i := range g.queries {
-		g.queries[i] = l.queries.At(i)
-	}
-	// Counting sort of the spans by query (a permutation, not a copy)
-	// keeps file order within a query.
+	nq := len(g.queries)
 	spanStart := make([]int32, nq+1)
 	values := make([]int64, nq+1)   // judgments before each query
 	docBytes := make([]int64, nq+1) // doc id bytes before each query
-	for _, s := range l.spans {
+	inOrder := true                 // the spans are by query
+	for k, s := range l.spans {
 		spanStart[s.query+1]++
 		values[s.query+1] += int64(s.hi - s.lo)
-		d := l.batches[s.batch].docs
-		docBytes[s.query+1] += int64(d.ValueOffset(int(s.hi)) - d.ValueOffset(int(s.lo)))
+		d := l.batches[s.batch].docVals.offsets
+		docBytes[s.query+1] += int64(d[s.hi] - d[s.lo])
+		inOrder = inOrder && (k == 0 || s.query >= l.spans[k-1].query)
 	}
 	for i := 1; i <= nq; i++ {
 		spanStart[i] += spanStart[i-1]
 		values[i] += values[i-1]
 		docBytes[i] += docBytes[i-1]
 	}
-	order := make([]int32, len(l.spans))
-	next := slices.Clone(spanStart[:nq])
-	for i, s := range l.spans {
-		order[next[s.query]] = int32(i)
-		next[s.query]++
+	var order []int32
+	if !inOrder {
+		order = l.spanOrder(spanStart)
 	}
 	g.docOff = make([]uint32, values[nq]+1)
 	g.grades = make([]int32, values[nq])
@@ -416,6 +497,21 @@ func (l *goldLoader) build(ctx context.Context, file string) error {
 	return nil
 }
 
+// spanOrder is a counting sort of the spans by query (a permutation, not
+// a copy) that keeps file order within a query: query q has the spans
+// order[spanStart[q]:spanStart[q+1]]. The spans of a file that lists each
+// query's lines together are in order already, and build needs no
+// permutation.
+func (l *goldLoader) spanOrder(spanStart []int32) []int32 {
+	order := make([]int32, len(l.spans))
+	next := slices.Clone(spanStart[:len(spanStart)-1])
+	for i, s := range l.spans {
+		order[next[s.query]] = int32(i)
+		next[s.query]++
+	}
+	return order
+}
+
 // minPartJudgments is the fewest judgments splitQueries puts in a range
 // (tests lower it to have many ranges).
 var minPartJudgments int64 = 1 << 14
@@ -437,18 +533,23 @@ func splitQueries(values []int64) []*goldPart {
 
 // buildPart builds the queries of p: their judgments in file order,
 // duplicates dropped or refused, then in canonical order, with each
-// query's digest term.
+// query's digest term. Query q has the spans spanStart[q] to
+// spanStart[q+1]-1, through order unless it is nil (see spanOrder).
 func (l *goldLoader) buildPart(file string, p *goldPart, spanStart, order []int32) {
 	g := l.g
-	hasher := xxh3.New()
-	var gb [5]byte
+	var canon []byte
 	var part []judgment
 	j0, d0 := p.baseJ, p.baseD
 	for qi := p.qlo; qi < p.qhi; qi++ {
 		q := &g.queries[qi]
+		id := g.QueryID(int32(qi))
 		part = part[:0]
-		for _, k := range order[spanStart[qi]:spanStart[qi+1]] {
-			s := l.spans[k]
+		for k := spanStart[qi]; k < spanStart[qi+1]; k++ {
+			i := k
+			if order != nil {
+				i = order[k]
+			}
+			s := l.spans[i]
 			b := &l.batches[s.batch]
 			for v := s.lo; v < s.hi; v++ {
 				part = append(part, b.judgment(s, int(v)))
@@ -456,36 +557,56 @@ func (l *goldLoader) buildPart(file string, p *goldPart, spanStart, order []int3
 		}
 		kept := part
 		if hasDuplicateDoc(part) {
-			kept = p.dropDuplicates(file, q.id, part)
+			kept = p.dropDuplicates(file, id, part)
 		}
-		// Canonical judged order: grade descending, then doc id.
-		slices.SortFunc(kept, func(a, b judgment) int {
-			if c := cmp.Compare(b.grade, a.grade); c != 0 {
-				return c
-			}
-			return strings.Compare(a.doc, b.doc)
-		})
+		sortJudged(kept)
 		q.start = int32(j0 + p.nj)
-		hasher.Reset()
-		hasher.WriteString(q.id)
-		hasher.Write([]byte{0})
+		// The query's canonical form: its id, then each judgment (doc id,
+		// 0, grade in 4 bytes big-endian), then each tag group and 1.
+		canon = append(append(canon[:0], id...), 0)
 		for _, j := range kept {
 			copy(g.docData[d0+p.nd:], j.doc)
 			p.nd += len(j.doc)
 			g.grades[j0+p.nj] = j.grade
 			p.nj++
 			g.docOff[j0+p.nj] = uint32(d0 + p.nd)
-			hasher.WriteString(j.doc)
-			gb[1], gb[2], gb[3], gb[4] = byte(j.grade>>24), byte(j.grade>>16), byte(j.grade>>8), byte(j.grade)
-			hasher.Write(gb[:])
+			canon = append(canon, j.doc...)
+			canon = append(canon, 0, byte(j.grade>>24), byte(j.grade>>16), byte(j.grade>>8), byte(j.grade))
 		}
-		for _, t := range q.groups {
-			hasher.WriteString(t)
-			hasher.Write([]byte{1})
+		for _, t := range g.Groups(int32(qi)) {
+			canon = append(append(canon, t...), 1)
 		}
 		q.end = int32(j0 + p.nj)
-		p.sum = add128(p.sum, hash128(hasher))
+		h := xxh3.Hash128(canon)
+		p.sum = add128(p.sum, [2]uint64{h.Lo, h.Hi})
 	}
+}
+
+// sortJudged sorts one query's judgments (no doc twice) in canonical
+// order: grade descending, then doc id. Most queries have a few, which an
+// insertion sort orders fastest.
+func sortJudged(js []judgment) {
+	if len(js) > 12 {
+		slices.SortFunc(js, func(a, b judgment) int {
+			if c := cmp.Compare(b.grade, a.grade); c != 0 {
+				return c
+			}
+			return strings.Compare(a.doc, b.doc)
+		})
+		return
+	}
+	for i := 1; i < len(js); i++ {
+		x := js[i]
+		k := i
+		for ; k > 0 && judgedBefore(&x, &js[k-1]); k-- {
+			js[k] = js[k-1]
+		}
+		js[k] = x
+	}
+}
+
+func judgedBefore(a, b *judgment) bool {
+	return a.grade > b.grade || a.grade == b.grade && a.doc < b.doc
 }
 
 // hasDuplicateDoc reports whether two judgments of one query name the
@@ -536,11 +657,6 @@ func (p *goldPart) dropDuplicates(file, query string, part []judgment) []judgmen
 		kept = append(kept, j)
 	}
 	return kept
-}
-
-func hash128(h *xxh3.Hasher) [2]uint64 {
-	s := h.Sum128()
-	return [2]uint64{s.Lo, s.Hi}
 }
 
 // compact closes the gaps the dropped duplicates left after each part, in

@@ -139,8 +139,14 @@ func TestLoadGoldParallelConflictsSameAsSerial(t *testing.T) {
 // run with -cpu 1,2 to compare serial and parallel loading. It also
 // reports the process's CPU time per load (cpu-ms/op), which a machine
 // shared with other work disturbs less than the wall time.
-func BenchmarkLoadGold(b *testing.B) {
-	text, _ := goldText(200000, false, false)
+func BenchmarkLoadGold(b *testing.B) { benchmarkLoadGold(b, false) }
+
+// BenchmarkLoadGoldShuffled is BenchmarkLoadGold with the lines in random
+// order: every query's judgments are spread over the file.
+func BenchmarkLoadGoldShuffled(b *testing.B) { benchmarkLoadGold(b, true) }
+
+func benchmarkLoadGold(b *testing.B, shuffle bool) {
+	text, _ := goldText(200000, shuffle, false)
 	path := filepath.Join(b.TempDir(), "gold.qrels")
 	if err := os.WriteFile(path, text, 0o644); err != nil {
 		b.Fatal(err)

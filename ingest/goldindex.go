@@ -2,11 +2,8 @@ package ingest
 
 import (
 	"context"
-	"runtime"
 
 	"github.com/zeebo/xxh3"
-
-	"github.com/evalgate/evalgate/internal/arena"
 )
 
 // queryShards is the number of maps a queryIndex splits the query ids
@@ -16,15 +13,13 @@ const queryShards = 64
 
 // queryIndex maps query ids to their index in the gold set: an
 // open-addressing table per shard (the shard chosen by the id's hash),
-// whose slots hold the hash and a reference, never the id itself. The
-// caller compares ids through the reference (a query's id), so the index
+// whose slots hold part of the hash and a reference, never the id itself.
+// The caller compares ids through the reference (a query's id), so the index
 // holds no pointers: the garbage collector neither scans it nor tracks
 // writes to it, and filling it touches one slot per id rather than a map's
 // buckets and keys.
 type queryIndex struct {
-	shards  [queryShards]idTable
-	strs    arena.Bytes // the ids added one by one (list form)
-	idBytes int         // bytes of ids stored
+	shards [queryShards]idTable
 }
 
 // idTable is one shard of a queryIndex: linear probing over a power of
@@ -34,34 +29,39 @@ type idTable struct {
 	n     int
 }
 
-// idSlot is a used slot or an empty one (the zero value).
+// idSlot is a used slot or an empty one (the zero value). It keeps half
+// the hash, so that a slot takes 8 bytes.
 type idSlot struct {
-	hash uint64
-	ref  int32 // a query index; during intern, -(span+1) for a new query
-	used bool
+	tag uint32 // tagOf the id's hash, never 0
+	ref int32  // a query index; during intern, -(span+1) for a new query
 }
+
+// tagOf is the part of a hash a slot keeps: its high half (the shard used
+// the low bits) with the top bit set, so that no tag is 0.
+func tagOf(h uint64) uint32 { return uint32(h>>32) | 1<<31 }
 
 func newQueryIndex() *queryIndex { return &queryIndex{} }
 
 func shardOf(h uint64) int { return int(h % queryShards) }
 
-// slotOf is the first slot to probe for hash h: bits the shard did not
-// use.
-func (t *idTable) slotOf(h uint64) int { return int((h / queryShards) & uint64(len(t.slots)-1)) }
+// slotOf is the first slot to probe for a tag: the tag's low bits (the
+// shard was chosen by the hash's).
+func (t *idTable) slotOf(tag uint32) int { return int(tag) & (len(t.slots) - 1) }
 
-// find returns the reference of the slot with hash h whose reference
+// find returns the reference of the slot with h's tag whose reference
 // match accepts.
 func (t *idTable) find(h uint64, match func(ref int32) bool) (int32, bool) {
 	if len(t.slots) == 0 {
 		return 0, false
 	}
 	mask := len(t.slots) - 1
-	for i := t.slotOf(h); ; i = (i + 1) & mask {
+	tag := tagOf(h)
+	for i := t.slotOf(tag); ; i = (i + 1) & mask {
 		s := &t.slots[i]
-		if !s.used {
+		if s.tag == 0 {
 			return 0, false
 		}
-		if s.hash == h && match(s.ref) {
+		if s.tag == tag && match(s.ref) {
 			return s.ref, true
 		}
 	}
@@ -79,26 +79,28 @@ func (t *idTable) reserve(n int) {
 	old := t.slots
 	t.slots = make([]idSlot, size)
 	for _, s := range old {
-		if s.used {
+		if s.tag != 0 {
 			t.place(s)
 		}
 	}
 }
 
-// insert adds a new entry (find did not find it).
-func (t *idTable) insert(h uint64, ref int32) {
+// insert adds a new entry (find did not find it) and returns its slot,
+// where it stays until the table grows.
+func (t *idTable) insert(h uint64, ref int32) int {
 	t.reserve(1)
-	t.place(idSlot{hash: h, ref: ref, used: true})
 	t.n++
+	return t.place(idSlot{tag: tagOf(h), ref: ref})
 }
 
-func (t *idTable) place(s idSlot) {
+func (t *idTable) place(s idSlot) int {
 	mask := len(t.slots) - 1
-	i := t.slotOf(s.hash)
-	for t.slots[i].used {
+	i := t.slotOf(s.tag)
+	for t.slots[i].tag != 0 {
 		i = (i + 1) & mask
 	}
 	t.slots[i] = s
+	return i
 }
 
 // lookup returns the index of the query whose id is id, idOf giving each
@@ -113,53 +115,54 @@ func (l *goldLoader) query(id string) int32 {
 	x := l.g.byID
 	h := xxh3.HashString(id)
 	t := &x.shards[shardOf(h)]
-	if i, ok := t.find(h, func(q int32) bool { return l.queries.At(int(q)).id == id }); ok {
+	if i, ok := t.find(h, func(q int32) bool { return l.g.QueryID(q) == id }); ok {
 		return i
 	}
-	i := int32(l.queries.Len())
-	id = x.strs.String(id)
-	x.idBytes += len(id)
+	i := l.g.addQuery(id)
 	t.insert(h, i)
-	l.queries.Append(goldQuery{id: id})
 	return i
 }
 
-// intern gives the spans read since the last call (their id a view into
-// a batch) their query index, on every core: new queries get indexes in
-// order of first appearance, as query would give them one span after
-// another. It drops the spans' ids.
+// spanID returns the query id of a long-form span not yet interned.
+func (l *goldLoader) spanID(s *span) string { return l.batches[s.batch].qids.Value(int(s.lo)) }
+
+// intern gives the long-form spans read since the last call their query
+// index, on every core: new queries get indexes in order of first
+// appearance, as query would give them one span after another. It then
+// drops the batches' query ids. LoadGold calls it after every long-form
+// batch, so that the ids of a batch are not kept beyond it.
 func (l *goldLoader) intern(ctx context.Context) error {
 	spans := l.spans[l.interned:]
 	l.interned = len(l.spans)
 	if len(spans) == 0 {
 		return nil
 	}
-	start, order, hashes, err := spansByShard(ctx, spans)
+	start, order, hashes, err := spansByShard(ctx, spans, l.spanID)
 	if err != nil {
 		return err
 	}
 	// Each shard resolves its known ids and marks each new one with its
-	// first span, -(span+1), in its table and in every span of it.
+	// first span, -(span+1), in its table (noting the slot) and in every
+	// span of it. The table has room for all: no slot moves.
 	x := l.g.byID
-	strs := make([]arena.Bytes, runtime.GOMAXPROCS(0)) // one per goroutine
-	err = parallelW(ctx, queryShards, len(strs), func(w, s int) {
+	slot := make([]int32, len(spans)) // a new query's slot, by first span
+	err = parallel(ctx, queryShards, func(s int) {
 		t := &x.shards[s]
 		t.reserve(int(start[s+1] - start[s])) // most queries have one span
 		for _, i := range order[start[s]:start[s+1]] {
 			sp := &spans[i]
-			h := hashes[i]
-			q, ok := t.find(h, func(ref int32) bool {
+			// The ids are compared only when the tags are equal: a new
+			// query is found new without reading its id.
+			q, ok := t.find(hashes[i], func(ref int32) bool {
+				id := l.spanID(sp)
 				if ref < 0 {
-					return spans[-ref-1].id == sp.id
+					return l.spanID(&spans[-ref-1]) == id
 				}
-				return l.queries.At(int(ref)).id == sp.id
+				return l.g.QueryID(ref) == id
 			})
 			if !ok {
 				q = -(i + 1)
-				sp.id = strs[w].String(sp.id)
-				t.insert(h, q)
-			} else {
-				sp.id = ""
+				slot[i] = int32(t.insert(hashes[i], q))
 			}
 			sp.query = q
 		}
@@ -167,41 +170,48 @@ func (l *goldLoader) intern(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for w := range strs {
-		x.idBytes += strs[w].Size()
-	}
 	// New queries get their indexes in order of first appearance.
+	l.reserveQueries(spans)
+	g := l.g
 	for i := range spans {
 		sp := &spans[i]
 		switch q := sp.query; {
 		case q == -int32(i+1):
-			sp.query = int32(l.queries.Len())
-			l.queries.Append(goldQuery{id: sp.id})
-			sp.id = ""
+			sp.query = g.addQuery(l.spanID(sp))
+			x.shards[shardOf(hashes[i])].slots[slot[i]].ref = sp.query
 		case q < 0:
 			sp.query = spans[-q-1].query
 		}
 	}
 	l.releaseIDs()
-	return parallel(ctx, queryShards, func(s int) {
-		slots := x.shards[s].slots
-		for k := range slots {
-			if sl := &slots[k]; sl.used && sl.ref < 0 {
-				sl.ref = spans[-sl.ref-1].query
-			}
+	return nil
+}
+
+// reserveQueries makes room in the Gold for the new queries among spans
+// (those that intern marked with their own span).
+func (l *goldLoader) reserveQueries(spans []span) {
+	nq, nb := 0, 0
+	for i := range spans {
+		if spans[i].query == -int32(i+1) {
+			nq++
+			nb += len(l.spanID(&spans[i]))
 		}
-	})
+	}
+	g := l.g
+	g.ids = grow(g.ids, nb)
+	g.idOff = grow(g.idOff, nq)
+	g.queries = grow(g.queries, nq)
 }
 
 // spansByShard returns the spans' indexes grouped by the shard of their
 // id, in file order within a shard (shard s has order[start[s]:start[s+1]]),
 // and the hashes of their ids.
-func spansByShard(ctx context.Context, spans []span) (start, order []int32, hashes []uint64, err error) {
+func spansByShard(ctx context.Context, spans []span, idOf func(*span) string) (start, order []int32, hashes []uint64, err error) {
 	hashes = make([]uint64, len(spans))
 	const chunk = 1 << 15
 	err = parallel(ctx, (len(spans)+chunk-1)/chunk, func(c int) {
 		for i := c * chunk; i < min((c+1)*chunk, len(spans)); i++ {
-			hashes[i] = xxh3.HashString(spans[i].id)
+			hashes[i] = xxh3.HashString(idOf(&spans[i]))
 		}
 	})
 	if err != nil {

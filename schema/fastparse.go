@@ -92,6 +92,34 @@ func splitFieldsFast(l []byte, out []field) ([]field, int) {
 	return out, n
 }
 
+// qrelsFields returns the query id, doc id and grade (and its column) of a
+// qrels line, the first, third and fourth of its fields, and the number
+// of fields, as splitFieldsFast would, without building the fields: when
+// n is not 4 the others are zero. Lines shorter than 64 bytes are split
+// from the edges of the separator mask directly.
+func qrelsFields(l []byte, scratch []field) (qid, doc, grade []byte, gradeCol, n int) {
+	if len(l) >= 64 {
+		fs, n := splitFieldsWords(l, scratch)
+		if n != 4 {
+			return nil, nil, nil, 0, n
+		}
+		return fs[0].b, fs[2].b, fs[3].b, fs[3].col, n
+	}
+	data := ^sepBits(l) & (1<<uint(len(l)) - 1)
+	starts := data &^ (data << 1)
+	if n := bits.OnesCount64(starts); n != 4 {
+		return nil, nil, nil, 0, n
+	}
+	ends := ^data & (data << 1) // bit i: a field ends before byte i
+	var s, e [4]int
+	for i := range s {
+		s[i], e[i] = bits.TrailingZeros64(starts), bits.TrailingZeros64(ends)
+		starts &= starts - 1
+		ends &= ends - 1
+	}
+	return l[s[0]:e[0]], l[s[2]:e[2]], l[s[3]:e[3]], s[3] + 1, 4
+}
+
 // splitFieldsWords is splitFields with a word-at-a-time search for the end
 // of each field.
 func splitFieldsWords(l []byte, out []field) ([]field, int) {

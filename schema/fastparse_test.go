@@ -18,6 +18,13 @@ func sameFields(t *testing.T, l []byte) {
 			t.Fatalf("%q: field %d = %q@%d vs %q@%d", l, i, a[i].b, a[i].col, b[i].b, b[i].col)
 		}
 	}
+	qid, doc, grade, col, n := qrelsFields(l, make([]field, 0, 4))
+	if n != na {
+		t.Fatalf("%q: qrelsFields counts %d fields, splitFields %d", l, n, na)
+	}
+	if n == 4 && (string(qid) != string(a[0].b) || string(doc) != string(a[2].b) || string(grade) != string(a[3].b) || col != a[3].col) {
+		t.Fatalf("%q: qrelsFields %q %q %q@%d vs %q %q %q@%d", l, qid, doc, grade, col, a[0].b, a[2].b, a[3].b, a[3].col)
+	}
 }
 
 func TestSplitFieldsFast(t *testing.T) {
@@ -32,6 +39,9 @@ func TestSplitFieldsFast(t *testing.T) {
 		"0123456789012345678901234567890123456789012345678901234567890123",
 		"01234567890123456789012345678901234567890123456789012345678901 ",
 		"\x89\x29 \xa0\x20\x19\x09\x08\x0a",
+		"q1 0 d1 1", " q1\t0  d1 -2 ", "q 0 d", "q 0 d 1 x",
+		"q0000001 0 d01234567890123456789012345678901234567890123456789 12",
+		"q0000001 0 d012345678901234567890123456789012345678901234567890 12",
 	} {
 		sameFields(t, []byte(l))
 	}

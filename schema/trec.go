@@ -72,10 +72,21 @@ func newFieldScanner(data []byte, maxFields int, errs *blockErrors) fieldScanner
 // next returns the next data line's first maxFields fields and its total
 // number of fields, or ok false at the end of the block.
 func (s *fieldScanner) next() (fs []field, n int, ok bool) {
+	l, ok := s.nextLine()
+	if !ok {
+		return nil, 0, false
+	}
+	s.fs, n = splitFieldsFast(l, s.fs)
+	return s.fs, n, true
+}
+
+// nextLine returns the next data line, or ok false at the end of the
+// block.
+func (s *fieldScanner) nextLine() ([]byte, bool) {
 	for {
 		l, ok := s.lineScanner.next()
 		if !ok {
-			return nil, 0, false
+			return nil, false
 		}
 		if s.checkUTF8 {
 			if col, bad := invalidUTF8(l); bad {
@@ -83,8 +94,7 @@ func (s *fieldScanner) next() (fs []field, n int, ok bool) {
 				continue
 			}
 		}
-		s.fs, n = splitFieldsFast(l, s.fs)
-		return s.fs, n, true
+		return l, true
 	}
 }
 
@@ -221,10 +231,11 @@ func parseQrelsBlock(file string, data []byte) blockResult {
 	errs := blockErrors{file: file}
 	sc := newFieldScanner(data, 4, &errs)
 	for {
-		fs, n, ok := sc.next()
+		l, ok := sc.nextLine()
 		if !ok {
 			break
 		}
+		qid, doc, grade, gradeCol, n := qrelsFields(l, sc.fs)
 		if n != 4 {
 			hint := ""
 			if n >= 6 {
@@ -233,13 +244,13 @@ func parseQrelsBlock(file string, data []byte) blockResult {
 			errs.add(sc.line, 0, "", fmt.Errorf("%w: want 4 (query_id iteration doc_id grade), got %d%s", ErrFieldCount, n, hint))
 			continue
 		}
-		g, err := parseGrade(fs[3].b)
+		g, err := parseGrade(grade)
 		if err != nil {
-			errs.add(sc.line, fs[3].col, FieldGrade, err)
+			errs.add(sc.line, gradeCol, FieldGrade, err)
 			continue
 		}
-		qids.AppendBytes(fs[0].b)
-		docs.AppendBytes(fs[2].b)
+		qids.AppendBytes(qid)
+		docs.AppendBytes(doc)
 		grades = append(grades, g)
 		lines = append(lines, sc.line)
 	}
