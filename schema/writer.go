@@ -114,7 +114,7 @@ func NewRecordWriterWith(w io.Writer, format Format, s *arrow.Schema, o WriterOp
 		dictQID := s.NumFields() > 0 && s.Field(0).Name == FieldQueryID && s.Field(0).Type.ID() == arrow.STRING
 		pqw := &parquetWriter{out: aw, schema: s, target: rows, dictQID: dictQID}
 		if isFlatSchema(s) {
-			pqw.flat, err = newFlatGroupWriter(aw, s, props, runtime.GOMAXPROCS(0))
+			pqw.flat, err = newFlatFileWriter(aw, s, o.Compression, runtime.GOMAXPROCS(0))
 		} else {
 			pqw.fw, err = pqarrow.NewFileWriter(s, aw, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 		}
@@ -137,7 +137,7 @@ func NewRecordWriterWith(w io.Writer, format Format, s *arrow.Schema, o WriterOp
 // indices.
 type parquetWriter struct {
 	fw      *pqarrow.FileWriter // nested schemas
-	flat    *flatGroupWriter    // flat schemas: columns encoded concurrently
+	flat    *flatFileWriter     // flat schemas: columns encoded concurrently
 	out     *asyncWriter
 	schema  *arrow.Schema
 	target  int
