@@ -30,8 +30,9 @@ const (
 	codecZstd   = 6
 )
 
-// pageTarget is the size after which a data page ends.
-const pageTarget = 1 << 20
+// pageTarget is the size after which a data page ends (a variable for
+// the tests).
+var pageTarget = 1 << 20
 
 // smallDictMax bounds the values of an int32 column written with a
 // dictionary (rank): an index table of this many entries maps a value to
