@@ -41,6 +41,52 @@ func (h *hybridOut) put(v uint32, k int) {
 	h.v, h.n = v, k
 }
 
+// putEach appends vs one after the other (the dictionary indices of
+// rows): the values before the first run of 8 equal ones are collected
+// for bit-packing at once, the run goes through put.
+func (h *hybridOut) putEach(vs []uint32) {
+	for len(vs) > 0 {
+		if h.n > 0 { // extend the pending run
+			k := 0
+			for k < len(vs) && vs[k] == h.v {
+				k++
+			}
+			h.n += k
+			if vs = vs[k:]; len(vs) == 0 {
+				return
+			}
+			h.settle()
+		}
+		r := firstRun8(vs)
+		h.lit = append(h.lit, vs[:r]...)
+		if len(h.lit) >= maxLiteral {
+			h.packWhole()
+		}
+		if vs = vs[r:]; len(vs) > 0 {
+			k := 1
+			for k < len(vs) && vs[k] == vs[0] {
+				k++
+			}
+			h.put(vs[0], k)
+			vs = vs[k:]
+		}
+	}
+}
+
+// firstRun8 returns the index of the first run of 8 equal values of vs,
+// or len(vs).
+func firstRun8(vs []uint32) int {
+	run := 1
+	for i := 1; i < len(vs); i++ {
+		if vs[i] != vs[i-1] {
+			run = 1
+		} else if run++; run == 8 {
+			return i - 7
+		}
+	}
+	return len(vs)
+}
+
 // settle writes out or collects the pending run.
 func (h *hybridOut) settle() {
 	if h.n == 0 {
@@ -59,12 +105,20 @@ func (h *hybridOut) settle() {
 			h.lit = append(h.lit, h.v)
 		}
 		if len(h.lit) >= maxLiteral {
-			whole := len(h.lit) &^ 7
-			h.bitPack(h.lit[:whole])
-			h.lit = h.lit[:copy(h.lit, h.lit[whole:])]
+			h.packWhole()
 		}
 	}
 	h.n = 0
+}
+
+// packWhole writes the whole groups of 8 of the collected values as
+// bit-packed runs of up to maxLiteral values (a run header of one byte).
+func (h *hybridOut) packWhole() {
+	whole := len(h.lit) &^ 7
+	for i := 0; i < whole; i += maxLiteral {
+		h.bitPack(h.lit[i:min(i+maxLiteral, whole)])
+	}
+	h.lit = h.lit[:copy(h.lit, h.lit[whole:])]
 }
 
 // finish writes what is pending and returns the encoded bytes.
@@ -97,6 +151,17 @@ func (h *hybridOut) bitPack(vs []uint32) {
 		return
 	}
 	h.b = binary.AppendUvarint(h.b, uint64(len(vs)/8)<<1|1)
+	if h.bw <= 8 { // a group in a word
+		for g := 0; g < len(vs); g += 8 {
+			var acc uint64
+			for k, v := range vs[g : g+8] {
+				acc |= uint64(v) << (uint(k) * h.bw)
+			}
+			h.b = binary.LittleEndian.AppendUint64(h.b, acc)
+			h.b = h.b[:len(h.b)-8+int(h.bw)]
+		}
+		return
+	}
 	var acc uint64
 	var bits uint
 	for _, v := range vs {

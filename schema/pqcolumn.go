@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"sort"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v16/arrow"
 	"github.com/apache/arrow/go/v16/arrow/array"
@@ -87,8 +88,9 @@ type chunkEncoder struct {
 	dictBuf int // the bufs entry of the dictionary page
 	seen    map[string]int32
 	ndict   int
-	slot    []int32 // smallDict: value → index+1
-	small   []int32 // smallDict: the dictionary's values
+	slot    []int32  // smallDict: value → index+1
+	small   []int32  // smallDict: the dictionary's values
+	ix      []uint32 // smallDict: scratch, the indices of a run of rows
 
 	// The chunk's metadata, offsets relative to its start.
 	numValues, uncompressed, compressed int64
@@ -314,7 +316,9 @@ func (e *chunkEncoder) encodeStrings(chunks []arrow.Array) error {
 }
 
 // appendByteArrays appends the PLAIN encoding of the strings of offsets
-// off (relative to base) in data to b.
+// off (relative to base) in data to b. A value of up to 16 bytes is
+// copied as one 16-byte block when the bytes after it are there to read
+// and to overwrite (the next value's length and bytes overwrite them).
 func appendByteArrays(b []byte, off []int32, data []byte, base int32) []byte {
 	n := len(off) - 1
 	size := int(off[n]-off[0]) + 4*n
@@ -323,10 +327,18 @@ func appendByteArrays(b []byte, off []int32, data []byte, base int32) []byte {
 		b = append(b[:cap(b)], make([]byte, at+size-cap(b))...)
 	}
 	b = b[:at+size]
+	dst, src := b[at:], data[off[0]-base:]
+	p := 0
 	for k := range n {
-		v := data[off[k]-base : off[k+1]-base]
-		binary.LittleEndian.PutUint32(b[at:], uint32(len(v)))
-		at += 4 + copy(b[at+4:], v)
+		s, l := int(off[k]-off[0]), int(off[k+1]-off[k])
+		binary.LittleEndian.PutUint32(dst[p:], uint32(l))
+		p += 4
+		if l <= 16 && s+16 <= len(src) && p+16 <= len(dst) {
+			*(*[16]byte)(dst[p:]) = *(*[16]byte)(src[s:])
+		} else {
+			copy(dst[p:p+l], src[s:s+l])
+		}
+		p += l
 	}
 	return b
 }
@@ -385,30 +397,64 @@ func (e *chunkEncoder) queryRuns(chunks []arrow.Array) bool {
 	e.runs = e.runs[:0]
 	dict := e.take()
 	e.dictBuf = dict
-	var prev string
+	var prev []byte
 	for _, a := range chunks {
 		s := a.(*array.String)
 		if s.NullN() != 0 {
 			return false
 		}
-		for i := range s.Len() {
-			v := s.Value(i)
-			if len(e.runs) > 0 && v == prev {
-				e.runs[len(e.runs)-1].n++
-				continue
+		if s.Len() == 0 {
+			continue
+		}
+		off, data := s.ValueOffsets(), s.ValueBytes()
+		base := off[0]
+		for i, n := 0, s.Len(); i < n; {
+			v := data[off[i]-base : off[i+1]-base]
+			j := i + 1 // the run of v ends at j
+			for j < n && off[j+1]-off[j] == int32(len(v)) && equalBytes(data[off[j]-base:off[j+1]-base], v) {
+				j++
 			}
-			k, ok := e.seen[v]
-			if !ok {
-				k = int32(len(e.seen))
-				e.seen[v] = k // v views a chunk, alive until the row group is written
-				e.bufs[dict] = binary.LittleEndian.AppendUint32(e.bufs[dict], uint32(len(v)))
-				e.bufs[dict] = append(e.bufs[dict], v...)
+			if len(e.runs) > 0 && string(v) == string(prev) {
+				e.runs[len(e.runs)-1].n += j - i
+			} else {
+				e.runs = append(e.runs, dictRun{idx: e.dictIndex(v), n: j - i})
 			}
-			e.runs = append(e.runs, dictRun{idx: uint32(k), n: 1})
-			prev = v
+			prev, i = v, j
 		}
 	}
 	e.ndict = len(e.seen)
+	return true
+}
+
+// dictIndex returns the index of v in the dictionary of e.seen and
+// bufs[e.dictBuf], adding it if it is not there yet. v views a chunk,
+// alive until the row group is written.
+func (e *chunkEncoder) dictIndex(v []byte) uint32 {
+	k, ok := e.seen[string(v)]
+	if !ok {
+		k = int32(len(e.seen))
+		e.seen[unsafe.String(unsafe.SliceData(v), len(v))] = k
+		e.bufs[e.dictBuf] = binary.LittleEndian.AppendUint32(e.bufs[e.dictBuf], uint32(len(v)))
+		e.bufs[e.dictBuf] = append(e.bufs[e.dictBuf], v...)
+	}
+	return uint32(k)
+}
+
+// equalBytes reports whether a and b, of the same length, are equal, a
+// word at a time: query ids are short, and a call of the runtime's
+// comparison a row costs more than comparing them here.
+func equalBytes(a, b []byte) bool {
+	for len(a) >= 8 {
+		if binary.LittleEndian.Uint64(a) != binary.LittleEndian.Uint64(b) {
+			return false
+		}
+		a, b = a[8:], b[8:]
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
 	return true
 }
 
@@ -521,9 +567,12 @@ func (e *chunkEncoder) encodeSmall(chunks []arrow.Array) error {
 					e.levels.put(uint32(btoi(valid)), to-from)
 				}
 				if valid {
+					ix := e.ix[:0]
 					for _, v := range vs[from:to] {
-						e.idx.put(uint32(e.slot[v]-1), 1)
+						ix = append(ix, uint32(e.slot[v]-1))
 					}
+					e.idx.putEach(ix)
+					e.ix = ix
 				}
 			})
 			e.rows += j - i

@@ -19,7 +19,7 @@ import (
 )
 
 // TestHybridOutRoundTrip encodes runs of values of every bit width with
-// hybridOut and decodes them with hybrid, the reader's decoder.
+// hybridOut (put and putEach) and decodes them with hybrid, the reader's decoder.
 func TestHybridOutRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for bw := uint(1); bw <= 32; bw++ {
@@ -33,10 +33,17 @@ func TestHybridOutRoundTrip(t *testing.T) {
 				if trial%3 == 0 {
 					k = 1 + rng.IntN(3) // mostly bit-packed
 				}
-				h.put(v, k)
+				if trial%2 == 0 {
+					h.put(v, k)
+				}
 				for range k {
 					want = append(want, v)
 				}
+			}
+			for rest := want; trial%2 == 1 && len(rest) > 0; {
+				k := min(len(rest), rng.IntN(100))
+				h.putEach(rest[:k])
+				rest = rest[k:]
 			}
 			enc := h.finish()
 			var d hybrid
@@ -383,5 +390,35 @@ func TestThriftOutPageHeader(t *testing.T) {
 	}
 	if n != len(o.b) || h.typ != pageData || h.uncompressed != 300 || h.compressed != 200 || h.nvals != 77 || h.enc != encRLEDict || h.defEnc != encRLE {
 		t.Fatalf("parsed %+v from %d of %d bytes", h, n, len(o.b))
+	}
+}
+
+// BenchmarkChunkEncoder encodes the columns of a row group of 64 Ki rows
+// of a run (100 rows a query), one after the other.
+func BenchmarkChunkEncoder(b *testing.B) {
+	const n = 64 << 10
+	qb, db := NewStrings(n, 8*n), NewStrings(n, 10*n)
+	scores, ranks := make([]float64, n), make([]int32, n)
+	for i := range n {
+		qb.Append(fmt.Sprintf("q%07d", i/100))
+		db.Append(fmt.Sprintf("d%08d", (i*7919)%1_000_003))
+		scores[i] = float64(n-i) / 7
+		ranks[i] = int32(i%100 + 1)
+	}
+	rec := NewRecord(RunLong(), []arrow.Array{qb.Array(), db.Array(), Float64Array(scores), Int32Array(ranks, nil)}, n)
+	defer rec.Release()
+	w, err := newFlatFileWriter(newAsyncWriter(io.Discard), RunLong(), "none", 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for c, e := range w.enc {
+		b.Run(e.col.name, func(b *testing.B) {
+			b.SetBytes(n)
+			for range b.N {
+				if err := e.encode([]arrow.Array{rec.Column(c)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
