@@ -32,10 +32,12 @@ type WriterOptions struct {
 	// uncompressed file reads fastest: on 200k queries x 100, scoring
 	// took 1.50-1.66 s of CPU uncompressed, 1.79-1.95 s with snappy and
 	// 1.86-1.99 s with zstd, for files of 441, 256 and 162 MB (the text
-	// is 778 MB); writing is fastest uncompressed too (zstd takes 2.5
-	// times as long). snappy or zstd are for files that travel or live on
-	// slow disks (docs/architecture.md, "Columnar input"). Arrow IPC
-	// files are written uncompressed, to be read without decoding.
+	// is 778 MB; snappy's is 270 MB since evalgate writes flat files
+	// itself, with s2's encoder); writing is fastest uncompressed too
+	// (zstd takes 2 to 2.5 times the CPU time). snappy or zstd are for
+	// files that travel or live on slow disks (docs/architecture.md,
+	// "Columnar input"). Arrow IPC files are written uncompressed, to be
+	// read without decoding.
 	Compression string
 	// RowGroupRows is the number of rows after which a Parquet row group
 	// ends, at the next query boundary (default DefaultRowGroupRows).
@@ -73,9 +75,10 @@ func NewRecordWriter(w io.Writer, format Format, s *arrow.Schema) (RecordWriter,
 
 // NewRecordWriterWith is NewRecordWriter with options. Parquet files get
 // a dictionary-encoded query_id (a few thousand distinct values a row
-// group) and plain doc ids (nearly all distinct within a query: a
-// dictionary would be as large as the column), and row groups that end at
-// query boundaries, so that a query's rows never span two of them.
+// group), plain doc ids (nearly all distinct within a query: a dictionary
+// would be as large as the column), a dictionary-encoded rank in the long
+// forms (see flatColumn), and row groups that end at query boundaries, so
+// that a query's rows never span two of them.
 func NewRecordWriterWith(w io.Writer, format Format, s *arrow.Schema, o WriterOptions) (RecordWriter, error) {
 	switch format {
 	case FormatArrow:
@@ -96,27 +99,12 @@ func NewRecordWriterWith(w io.Writer, format Format, s *arrow.Schema, o WriterOp
 			rows = DefaultRowGroupRows
 		}
 		aw := newAsyncWriter(w)
-		props := parquet.NewWriterProperties(
-			parquet.WithCompression(codec),
-			parquet.WithDictionaryDefault(false),
-			parquet.WithDictionaryFor(FieldQueryID, true),
-			// Ranks repeat 1..depth in every query: a dictionary of depth
-			// entries and 7-bit indices instead of 4 bytes a row.
-			parquet.WithDictionaryFor(FieldRank, true),
-			// No min/max for the id columns: for doc ids they cost a
-			// comparison a row and prune nothing; for query ids pqarrow
-			// derives them by hashing every dictionary index (a tenth of
-			// convert's CPU time), and evalgate reads every row group.
-			parquet.WithStatsFor(FieldDocID, false),
-			parquet.WithStatsFor(FieldQueryID, false),
-			parquet.WithMaxRowGroupLength(math.MaxInt64),
-		)
 		dictQID := s.NumFields() > 0 && s.Field(0).Name == FieldQueryID && s.Field(0).Type.ID() == arrow.STRING
 		pqw := &parquetWriter{out: aw, schema: s, target: rows, dictQID: dictQID}
 		if isFlatSchema(s) {
-			pqw.flat, err = newFlatGroupWriter(aw, s, props, runtime.GOMAXPROCS(0))
+			pqw.flat, err = newFlatFileWriter(aw, s, o.Compression, runtime.GOMAXPROCS(0))
 		} else {
-			pqw.fw, err = pqarrow.NewFileWriter(s, aw, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+			pqw.fw, err = pqarrow.NewFileWriter(s, aw, nestedWriterProperties(codec), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 		}
 		if err != nil {
 			aw.Close()
@@ -127,17 +115,36 @@ func NewRecordWriterWith(w io.Writer, format Format, s *arrow.Schema, o WriterOp
 	return nil, fmt.Errorf("create record writer: %w: %v (want arrow, arrow-stream or parquet)", ErrUnknownFormat, format)
 }
 
+// nestedWriterProperties are the properties of pqarrow's column writers,
+// which write the files of nested schemas (the list forms).
+func nestedWriterProperties(codec compress.Compression) *parquet.WriterProperties {
+	return parquet.NewWriterProperties(
+		parquet.WithCompression(codec),
+		parquet.WithDictionaryDefault(false),
+		parquet.WithDictionaryFor(FieldQueryID, true),
+		// No min/max for the id columns: for doc ids they cost a
+		// comparison a row and prune nothing; for query ids pqarrow
+		// derives them by hashing every dictionary index (a tenth of
+		// convert's CPU time), and evalgate reads every row group.
+		parquet.WithStatsFor(FieldDocID, false),
+		parquet.WithStatsFor(FieldQueryID, false),
+		parquet.WithMaxRowGroupLength(math.MaxInt64),
+	)
+}
+
 // parquetWriter cuts row groups at the first query boundary after target
 // rows. Every canonical schema has the query id in column 0. It holds the
-// records of a row group until the group is complete, then writes it
-// column by column: a utf8 query id column goes in as a dictionary array
+// records of a row group until the group is complete, then writes it:
+// through flatFileWriter for flat schemas (the long forms), which encodes
+// the columns itself, concurrently; through pqarrow column by column for
+// nested ones, a utf8 query id column going in as a dictionary array
 // built here from the runs of equal ids (one map look-up a query, not a
 // hash a row as the column writer's own dictionary encoder does), which
 // the column writer stores as the column chunk's dictionary page and RLE
 // indices.
 type parquetWriter struct {
 	fw      *pqarrow.FileWriter // nested schemas
-	flat    *flatGroupWriter    // flat schemas: columns encoded concurrently
+	flat    *flatFileWriter     // flat schemas: columns encoded concurrently
 	out     *asyncWriter
 	schema  *arrow.Schema
 	target  int

@@ -22,7 +22,34 @@ func Create(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
-	return &File{Writer: bufio.NewWriterSize(tmp, 1<<20), path: path, tmp: tmp}, nil
+	return &File{Writer: bufio.NewWriterSize(&writeback{f: tmp}, 1<<20), path: path, tmp: tmp}, nil
+}
+
+// writebackWindow is how many bytes written make writeback start early.
+const writebackWindow = 16 << 20
+
+// writeback writes to f and, each time another writebackWindow bytes
+// have been written, asks the kernel to start writing the window before
+// them to disk (where it can: see startWriteback), so that the disk
+// writes overlap the writing of the rest of the file and Commit's sync
+// waits for the last windows only (on 200,000 queries × 100, the sync of
+// the 440 MB Parquet file took 0.12-0.17 s of convert's wall time). The
+// window just written is left alone, a window behind, so that the
+// request does not wait on pages still being written.
+type writeback struct {
+	f       *os.File
+	written int64
+	started int64 // bytes written back or asked to be
+}
+
+func (w *writeback) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	w.written += int64(n)
+	if w.written-w.started >= 2*writebackWindow {
+		startWriteback(w.f, w.started, writebackWindow)
+		w.started += writebackWindow
+	}
+	return n, err
 }
 
 // Path returns the target path.
