@@ -91,10 +91,12 @@ func (p *flatPlan) readRowGroup(g int) ([]arrow.Record, error) {
 	readers := make([]file.ColumnChunkReader, len(p.schema.Fields()))
 	pages := make([]*pageColumn, len(readers)) // columns decoded page by page
 	sizes := make([]int64, len(readers))       // uncompressed bytes a row, a hint
-	// The row group's bytes in the mapping: each chunk drops its whole
-	// pages when released; the pages two chunks share go once all are.
-	var mapped []byte
-	defer func() { p.mm.dropPages(mapped) }()
+	// Each chunk drops its whole pages when released; the pages two
+	// chunks share, and those of columns left unread that a fault mapped
+	// around a read one, go with the row group's.
+	if p.mm != nil {
+		defer p.mm.dropPages(p.rowGroupBytes(rg))
+	}
 	for c, fc := range p.cols {
 		md, err := rg.MetaData().ColumnChunk(fc)
 		if err != nil {
@@ -109,9 +111,6 @@ func (p *flatPlan) readRowGroup(g int) ([]arrow.Record, error) {
 				return nil, err
 			}
 			defer ch.release()
-			if ch.mm != nil {
-				mapped = coverBoth(p.mm, mapped, ch.buf)
-			}
 			if pages[c], err = newPageColumn(ch, desc.PhysicalType(), desc.MaxDefinitionLevel() > 0, p.limit); err != nil {
 				return nil, err
 			}
@@ -157,16 +156,30 @@ func (p *flatPlan) readRowGroup(g int) ([]arrow.Record, error) {
 	return recs, nil
 }
 
-// coverBoth returns the part of m from the start of a or b to the end of
-// the other (a may be empty); both are parts of m.
-func coverBoth(m mapping, a, b []byte) []byte {
-	if len(a) == 0 {
-		return b
+// rowGroupBytes returns the part of the mapping that holds row group
+// rg's column chunks, every column's, read or not (nil if its metadata
+// points outside the file).
+func (p *flatPlan) rowGroupBytes(rg *file.RowGroupReader) []byte {
+	lo, hi := int64(len(p.mm)), int64(0)
+	for c := 0; c < rg.NumColumns(); c++ {
+		md, err := rg.MetaData().ColumnChunk(c)
+		if err != nil {
+			return nil
+		}
+		start := md.DataPageOffset()
+		if md.HasDictionaryPage() && md.DictionaryPageOffset() > 0 && md.DictionaryPageOffset() < start {
+			start = md.DictionaryPageOffset()
+		}
+		n := md.TotalCompressedSize()
+		if start < 0 || n < 0 || start > int64(len(p.mm)) || n > int64(len(p.mm))-start {
+			return nil
+		}
+		lo, hi = min(lo, start), max(hi, start+n)
 	}
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(m)))
-	offA := uintptr(unsafe.Pointer(unsafe.SliceData(a))) - base
-	offB := uintptr(unsafe.Pointer(unsafe.SliceData(b))) - base
-	return m[min(offA, offB):max(offA+uintptr(len(a)), offB+uintptr(len(b)))]
+	if lo >= hi {
+		return nil
+	}
+	return p.mm[lo:hi]
 }
 
 // readFlatColumn reads the next n values of a flat column; strings are
