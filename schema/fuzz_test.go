@@ -130,7 +130,9 @@ func fuzzText(t *testing.T, p string, data []byte, format Format, role Role) {
 	}
 	small := 1 + len(data)%29
 	c1, err1 := fuzzRead(t, p, role, Options{Format: format, Parallelism: 1})
-	c2, err2 := fuzzRead(t, p, role, Options{Format: format, Parallelism: 3, BlockSize: small, MaxErrors: 3})
+	// Small blocks, each decoded into the memory of blocks released
+	// before it.
+	c2, err2 := fuzzRead(t, p, role, Options{Format: format, Parallelism: 3, BlockSize: small, MaxErrors: 3, ReuseMemory: true})
 	checkFuzzError(t, err1)
 	checkFuzzError(t, err2)
 	if err1 == nil {

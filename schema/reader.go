@@ -89,8 +89,8 @@ type Options struct {
 	MaxErrors int
 	// Allocator for Arrow and Parquet readers (default the Go allocator).
 	Allocator memory.Allocator
-	// ReuseMemory lets the reader decode later batches into the memory
-	// of batches already released, for a caller that keeps nothing of a
+	// ReuseMemory lets the reader decode later batches (of a TREC run or a
+	// flat Parquet file) into the memory of batches already released, for a caller that keeps nothing of a
 	// batch after releasing it: no string viewing its values (copy what
 	// is kept). Without it every batch is new memory the collector frees,
 	// and views stay valid as long as they are referenced.
@@ -132,7 +132,11 @@ func Open(ctx context.Context, path string, role Role, opts Options) (Reader, er
 		if role == RoleGold {
 			return openText(ctx, path, FormGoldLong, parseQrelsBlock, opts)
 		}
-		return openText(ctx, path, FormRunLong, parseTRECRunBlock, opts)
+		parse := parseTRECRunBlock
+		if opts.ReuseMemory {
+			parse = func(file string, data []byte) blockResult { return parseTRECRun(file, data, &batchMemory) }
+		}
+		return openText(ctx, path, FormRunLong, parse, opts)
 	case FormatJSONL:
 		if role == RoleGold {
 			return openText(ctx, path, FormGoldList, parseJSONLGoldBlock, opts)

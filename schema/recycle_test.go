@@ -1,6 +1,11 @@
 package schema
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -63,5 +68,24 @@ func TestSizeClasses(t *testing.T) {
 		if classDown(classSize(up)) != up {
 			t.Fatalf("a buffer of class %d is not freed into it", up)
 		}
+	}
+}
+
+// TestTextRunReuseMemory reads a TREC run of many blocks with and without
+// ReuseMemory: the rows are the same, though later blocks are parsed into
+// the memory of released ones.
+func TestTextRunReuseMemory(t *testing.T) {
+	var b strings.Builder
+	for i := range 200_000 {
+		fmt.Fprintf(&b, "q%05d Q0 d%07d %d %.4f run\n", i/100, (i*7919)%1_000_003, i%100+1, float64(200_000-i)/7)
+	}
+	p := filepath.Join(t.TempDir(), "run.trec")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := readContents(t, p, Options{BlockSize: 256 << 10})
+	got := readContents(t, p, Options{BlockSize: 256 << 10, ReuseMemory: true})
+	if len(got.RunLong) != 200_000 || !reflect.DeepEqual(got.RunLong, want.RunLong) {
+		t.Fatalf("%d rows with ReuseMemory, differing from the %d without", len(got.RunLong), len(want.RunLong))
 	}
 }

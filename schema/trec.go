@@ -297,12 +297,16 @@ func parseGrade(b []byte) (int32, error) {
 // query_id Q0 doc_id rank score run_tag, ignoring further fields as
 // trec_eval does. A rank that is not an integer is kept as null: it matters
 // only with --rank-by rank.
-func parseTRECRunBlock(file string, data []byte) blockResult {
+func parseTRECRunBlock(file string, data []byte) blockResult { return parseTRECRun(file, data, nil) }
+
+// parseTRECRun is parseTRECRunBlock with the record's columns in memory
+// from mem (nil: new memory).
+func parseTRECRun(file string, data []byte, mem *recycler) blockResult {
 	est, qidLen, docLen := sizeBlock(data, 0, 2)
-	qids := NewStrings(est, est*qidLen)
-	docs := NewStrings(est, est*docLen)
-	scores := make([]float64, 0, est)
-	ranks := make([]int32, 0, est)
+	qids := newRecycledStrings(mem, est, est*qidLen)
+	docs := newRecycledStrings(mem, est, est*docLen)
+	scores := recycledSlice[float64](mem, est)[:0]
+	ranks := recycledSlice[int32](mem, est)[:0]
 	var rankValid []bool // allocated at the first bad rank
 	lines := make([]int64, 0, est)
 	errs := blockErrors{file: file}
@@ -343,7 +347,8 @@ func parseTRECRunBlock(file string, data []byte) blockResult {
 	}
 	res := blockResult{nLines: sc.line, lines: lines}
 	if len(errs.errs) == 0 {
-		res.rec = NewRecord(RunLong(), []arrow.Array{qids.Array(), docs.Array(), Float64Array(scores), Int32Array(ranks, rankValid)}, len(scores))
+		res.rec = NewRecord(RunLong(), []arrow.Array{qids.arrayOf(nil, mem), docs.arrayOf(nil, mem),
+			wrapFixed(arrow.PrimitiveTypes.Float64, scores, nil, mem), wrapFixed(arrow.PrimitiveTypes.Int32, ranks, rankValid, mem)}, len(scores))
 	}
 	return errs.result(res)
 }

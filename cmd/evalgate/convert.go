@@ -63,7 +63,8 @@ func convertCommand() *cli.Command {
 			default:
 				return usagef("--role %q: want gold, run or auto", c.String("role"))
 			}
-			r, err := schema.Open(c.Context, in, role, schema.Options{Format: from})
+			// The writers keep no view of a batch past its release.
+			r, err := schema.Open(c.Context, in, role, schema.Options{Format: from, ReuseMemory: true})
 			if err != nil {
 				return err
 			}
