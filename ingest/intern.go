@@ -25,16 +25,20 @@ type slot struct {
 // reset prepares the table for a query's keys: its judged doc ids, then
 // its ranked ones.
 func (t *internTable) reset(judged, docs []string) {
+	// A quarter full at most: a new doc id (most are) finds its slot
+	// free at the first probe. Only the first size slots are used, so
+	// one long ranking does not spread every later query over its
+	// table.
 	n := len(judged) + len(docs)
 	size := 64
-	for size < 2*n {
+	for size < 4*n {
 		size *= 2
 	}
 	if len(t.slots) < size {
 		t.slots = make([]slot, size)
 		t.gen = 0
 	}
-	t.mask = uint64(len(t.slots) - 1)
+	t.mask = uint64(size - 1)
 	t.judged, t.docs = judged, docs
 	t.gen++
 	if t.gen == 0 { // wrapped: old generations could collide
