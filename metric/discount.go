@@ -12,22 +12,18 @@ import (
 // the table is computed instead with math/big, which is integer arithmetic
 // and gives the same bits everywhere.
 
-// log2Table holds log2(i+2) for i < len(table). It only grows.
+// log2Table holds log2(i+2) for i < len(table). It only grows, by
+// doubling from minLog2 entries, when a ranking needs more: computing
+// entries costs about 20 µs each, too much to spend on a thousand of them
+// at every start of the program.
 var (
 	log2Table  atomic.Pointer[[]float64]
 	log2GrowMu sync.Mutex
 )
 
-// initialLog2 is computed eagerly: it covers the cutoffs people use.
-const initialLog2 = 1024
+const minLog2 = 128
 
-func init() {
-	t := make([]float64, initialLog2)
-	for i := range t {
-		t[i] = exactLog2(int64(i) + 2)
-	}
-	log2Table.Store(&t)
-}
+func init() { log2Table.Store(new([]float64)) }
 
 // log2Of returns a table with log2(i+2) for every i < n (and possibly more).
 // It is safe for concurrent use; the returned slice is read-only.
@@ -42,7 +38,7 @@ func log2Of(n int) []float64 {
 	if len(t) >= n {
 		return t
 	}
-	size := len(t)
+	size := max(len(t), minLog2)
 	for size < n {
 		size *= 2
 	}
