@@ -32,7 +32,7 @@ for i in $(seq "$rounds"); do
 	echo "score  round $i: ${t}s, peak RSS $((m / 1024)) MB"
 	read -r t m < <(timed bin/evalgate --log-level info --log-format json run --gold "$data/gold.qrels" --run "$data/run.trec" --progress off)
 	run_t+=("$t"); run_m+=("$m")
-	ms=$(grep '"run ingested and published"' "$log" | sed 's/.*"took":\([0-9.]*\).*/\1/')
+	ms=$(grep '"inputs read and tasks published"' "$log" | sed 's/.*"took":\([0-9.]*\).*/\1/')
 	ingest+=("$(awk -v b="$size" -v ms="$ms" 'BEGIN { printf "%.0f", b / 1e6 / (ms / 1000) }')")
 	echo "run    round $i: ${t}s, peak RSS $((m / 1024)) MB, ingest ${ingest[-1]} MB/s"
 done
