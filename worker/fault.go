@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/evalgate/evalgate/internal/crash"
 )
 
 // FaultPlan injects failures so the fault-tolerance tests can exercise the
@@ -98,8 +98,8 @@ func (p *FaultPlan) duringScore(ctx context.Context, t Task) error {
 	n := p.taken
 	p.mu.Unlock()
 	if p.KillDuringScore > 0 && n == p.KillDuringScore {
-		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-		<-ctx.Done() // not reached: the kernel kills the process
+		crash.Now()
+		<-ctx.Done() // not reached
 	}
 	if p.SlowTask != "" && (p.SlowTask == "*" || t.ID() == p.SlowTask) {
 		select {

@@ -8,13 +8,13 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 
 	"github.com/evalgate/evalgate/coordinator"
+	"github.com/evalgate/evalgate/internal/crash"
 	"github.com/evalgate/evalgate/internal/jsq"
 	"github.com/evalgate/evalgate/perquery"
 	"github.com/evalgate/evalgate/worker"
@@ -196,7 +196,7 @@ func crashAfterPublishHook() func(string, bool) {
 	var published atomic.Int64
 	return func(string, bool) {
 		if published.Add(1) >= n {
-			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			crash.Now()
 		}
 	}
 }
@@ -209,7 +209,7 @@ func crashHook() func(int) {
 	}
 	return func(done int) {
 		if done >= n {
-			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			crash.Now()
 		}
 	}
 }
