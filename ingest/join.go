@@ -532,7 +532,7 @@ func (g *grouper) run(r schema.Reader) error {
 		// finds where they end and opens the query found there.
 		start := 0
 		for {
-			end := runEnd(qids, start, curID)
+			end := schema.RunEnd(qids, start, curID)
 			if end == n {
 				break
 			}

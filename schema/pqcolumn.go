@@ -414,10 +414,7 @@ func (e *chunkEncoder) queryRuns(chunks []arrow.Array) bool {
 		base := off[0]
 		for i, n := 0, s.Len(); i < n; {
 			v := data[off[i]-base : off[i+1]-base]
-			j := i + 1 // the run of v ends at j
-			for j < n && off[j+1]-off[j] == int32(len(v)) && equalBytes(data[off[j]-base:off[j+1]-base], v) {
-				j++
-			}
+			j := RunEnd(s, i, s.Value(i)) // the run of v ends at j
 			if len(e.runs) > 0 && string(v) == string(prev) {
 				e.runs[len(e.runs)-1].n += j - i
 			} else {
@@ -442,24 +439,6 @@ func (e *chunkEncoder) dictIndex(v []byte) uint32 {
 		e.bufs[e.dictBuf] = append(e.bufs[e.dictBuf], v...)
 	}
 	return uint32(k)
-}
-
-// equalBytes reports whether a and b, of the same length, are equal, a
-// word at a time: query ids are short, and a call of the runtime's
-// comparison a row costs more than comparing them here.
-func equalBytes(a, b []byte) bool {
-	for len(a) >= 8 {
-		if binary.LittleEndian.Uint64(a) != binary.LittleEndian.Uint64(b) {
-			return false
-		}
-		a, b = a[8:], b[8:]
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // encodeRuns writes the dictionary page queryRuns built and the runs as

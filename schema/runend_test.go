@@ -1,4 +1,4 @@
-package ingest
+package schema
 
 import (
 	"fmt"
@@ -6,11 +6,9 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v16/arrow/array"
-
-	"github.com/evalgate/evalgate/schema"
 )
 
-// naiveRunEnd is runEnd row by row: the reference.
+// naiveRunEnd is RunEnd row by row: the reference.
 func naiveRunEnd(values []string, from int, id string) int {
 	for from < len(values) && values[from] == id {
 		from++
@@ -18,7 +16,7 @@ func naiveRunEnd(values []string, from int, id string) int {
 	return from
 }
 
-// TestRunEndMatchesRowByRow compares runEnd with a row-by-row scan on
+// TestRunEndMatchesRowByRow compares RunEnd with a row-by-row scan on
 // columns built to defeat a byte-level shortcut: ids of one length that
 // differ in one byte anywhere, ids that are repeats of each other ("ab",
 // "abab"), runs of every length, in sliced arrays.
@@ -39,7 +37,7 @@ func TestRunEndMatchesRowByRow(t *testing.T) {
 				values = append(values, id)
 			}
 		}
-		b := schema.NewStrings(len(values), 0)
+		b := NewStrings(len(values), 0)
 		for _, v := range values {
 			b.Append(v)
 		}
@@ -52,8 +50,8 @@ func TestRunEndMatchesRowByRow(t *testing.T) {
 		vals := values[lo:]
 		for from := 0; from <= len(vals); from++ {
 			for _, id := range append([]string{"zz"}, pool...) {
-				if got, want := runEnd(sliced, from, id), naiveRunEnd(vals, from, id); got != want {
-					t.Fatalf("trial %d: runEnd(from %d, %q) = %d, want %d", trial, from, id, got, want)
+				if got, want := RunEnd(sliced, from, id), naiveRunEnd(vals, from, id); got != want {
+					t.Fatalf("trial %d: RunEnd(from %d, %q) = %d, want %d", trial, from, id, got, want)
 				}
 			}
 		}
@@ -66,7 +64,7 @@ func TestRunEndMatchesRowByRow(t *testing.T) {
 
 func BenchmarkRunEnd(b *testing.B) {
 	const groups, rows = 2000, 100
-	s := schema.NewStrings(groups*rows, 0)
+	s := NewStrings(groups*rows, 0)
 	for g := range groups {
 		for range rows {
 			s.Append(fmt.Sprintf("q%07d", g))
@@ -74,10 +72,10 @@ func BenchmarkRunEnd(b *testing.B) {
 	}
 	arr := s.Array()
 	defer arr.Release()
-	b.Run("runEnd", func(b *testing.B) {
+	b.Run("RunEnd", func(b *testing.B) {
 		for b.Loop() {
 			for i := 0; i < arr.Len(); {
-				i = runEnd(arr, i, arr.Value(i))
+				i = RunEnd(arr, i, arr.Value(i))
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*groups*rows), "ns/row")

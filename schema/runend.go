@@ -1,4 +1,4 @@
-package ingest
+package schema
 
 import (
 	"encoding/binary"
@@ -7,14 +7,15 @@ import (
 	"github.com/apache/arrow/go/v16/arrow/array"
 )
 
-// runEnd returns the first row at or after from of qids whose value is
-// not id, or qids.Len() when there is none. A query's rows are
-// consecutive equal values, so rather than comparing row by row it
+// RunEnd returns the first row at or after from of qids whose value is
+// not id, or qids.Len() when there is none: where a query's rows end in a
+// query_id column (the join's grouper, the Parquet writer's dictionary
+// runs). A query's rows are consecutive equal values, so rather than comparing row by row it
 // checks that the following rows have id's length and that the bytes they
 // cover repeat the row before them, eight bytes at a time. It looks at
 // twice as many rows each round, so finding a query's end takes time in
 // proportion to its rows whatever the rows after it hold.
-func runEnd(qids *array.String, from int, id string) int {
+func RunEnd(qids *array.String, from int, id string) int {
 	if from >= qids.Len() || qids.Value(from) != id {
 		return from
 	}
