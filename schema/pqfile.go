@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow/go/v16/arrow"
 	"github.com/apache/arrow/go/v16/arrow/flight"
@@ -18,22 +19,31 @@ import (
 // utf8, int32, int64, float32 or float64 column) itself, without Arrow's
 // column writers. The file is "PAR1", the column chunks of each row group
 // in column order (see chunkEncoder), the footer (FileMetaData, Thrift
-// compact), its length (4 bytes, little-endian) and "PAR1". The columns
-// of a row group are encoded concurrently, each by a chunkEncoder of its
-// own, then written in order to out; the footer holds the key-value
-// metadata pqarrow's FileWriter writes (the schema's own and the Arrow
-// schema, base64-encoded under ARROW:schema), so that readers find the
-// same Arrow schema and form.
+// compact), its length (4 bytes, little-endian) and "PAR1"; the footer
+// holds the key-value metadata pqarrow's FileWriter writes (the schema's
+// own and the Arrow schema, base64-encoded under ARROW:schema), so that
+// readers find the same Arrow schema and form.
+//
+// Row groups are encoded concurrently, several at a time, and written in
+// order (see submit).
 type flatFileWriter struct {
-	out     *asyncWriter
-	pos     int64 // bytes written
-	cols    []flatColumn
-	enc     []*chunkEncoder
-	codec   int32
-	workers int
-	kv      [][2]string
-	groups  []groupMeta
-	rows    int64
+	out   *asyncWriter
+	cols  []flatColumn
+	codec pageCodec
+	kind  int32 // the codec's number in the footer
+	kv    [][2]string
+
+	// The groups being encoded and written: see pqgroups.go.
+	sets   chan []*chunkEncoder // encoder sets not in use
+	order  chan *encodedGroup   // groups in file order; nil until the first
+	done   chan struct{}        // closed when order is drained
+	err    error                // the first error, read once failed is set or done is closed
+	failed atomic.Bool
+
+	// Written by the goroutine that writes the groups.
+	pos    int64 // bytes written
+	groups []groupMeta
+	rows   int64
 }
 
 // groupMeta is what the footer says of a row group.
@@ -77,19 +87,18 @@ var zstdEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
 // newFlatFileWriter starts a Parquet file of schema s on w. codec is
 // "none", "snappy" or "zstd" (as ParquetCodec parses it).
 func newFlatFileWriter(w *asyncWriter, s *arrow.Schema, codecName string, workers int) (*flatFileWriter, error) {
-	f := &flatFileWriter{out: w, workers: max(workers, 1)}
-	var codec pageCodec
+	f := &flatFileWriter{out: w}
 	switch c, err := ParquetCodec(codecName); {
 	case err != nil:
 		return nil, err
 	case c == compress.Codecs.Snappy:
-		f.codec, codec = codecSnappy, snappyCodec{}
+		f.kind, f.codec = codecSnappy, snappyCodec{}
 	case c == compress.Codecs.Zstd:
 		enc, err := zstdEncoder()
 		if err != nil {
 			return nil, fmt.Errorf("create zstd encoder: %w", err)
 		}
-		f.codec, codec = codecZstd, zstdCodec{enc}
+		f.kind, f.codec = codecZstd, zstdCodec{enc}
 	}
 	for i, fd := range s.Fields() {
 		col := flatColumn{name: fd.Name, typ: fd.Type.ID(), nullable: fd.Nullable}
@@ -111,8 +120,11 @@ func newFlatFileWriter(w *asyncWriter, s *arrow.Schema, codecName string, worker
 		}
 		f.cols = append(f.cols, col)
 	}
-	for i := range f.cols {
-		f.enc = append(f.enc, newChunkEncoder(&f.cols[i], codec))
+	// One set more than workers: one is written while the others are
+	// encoded.
+	f.sets = make(chan []*chunkEncoder, max(workers, 1)+1)
+	for range cap(f.sets) {
+		f.sets <- f.newEncoders()
 	}
 	md := s.Metadata()
 	for i := range md.Len() {
@@ -128,54 +140,11 @@ func (f *flatFileWriter) write(b []byte) {
 	f.pos += int64(len(b))
 }
 
-// writeGroup writes a row group of rows rows: cols[c] holds the arrays of
-// column c.
-func (f *flatFileWriter) writeGroup(cols [][]arrow.Array, rows int) error {
-	errs := make([]error, len(cols))
-	next := make(chan int, len(cols))
-	for c := range cols {
-		next <- c
-	}
-	close(next)
-	var wg sync.WaitGroup
-	for range min(f.workers, len(cols)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := range next {
-				errs[c] = protect(func() error { return f.enc[c].encode(cols[c]) })
-			}
-		}()
-	}
-	wg.Wait()
-	g := groupMeta{rows: int64(rows), chunks: make([]chunkMeta, len(cols))}
-	for c, e := range f.enc {
-		if errs[c] != nil {
-			return errs[c]
-		}
-		if e.numValues != int64(rows) {
-			return fmt.Errorf("write row group: column %s has %d rows, want %d", e.col.name, e.numValues, rows)
-		}
-		m := chunkMeta{start: f.pos, dataOff: f.pos + e.dataOff, numValues: e.numValues,
-			uncompressed: e.uncompressed, compress: e.compressed, dictEnc: e.dictEnc}
-		if e.hasDict {
-			m.dictOff = f.pos
-		}
-		for _, p := range e.parts {
-			f.write(e.view(p))
-		}
-		g.chunks[c] = m
-	}
-	f.groups = append(f.groups, g)
-	f.rows += int64(rows)
-	if f.out.failed.Load() {
-		return f.out.err
-	}
-	return nil
-}
-
-// close writes the footer.
+// close writes the queued groups and the footer.
 func (f *flatFileWriter) close() error {
+	if err := f.wait(); err != nil {
+		return err
+	}
 	footer := f.footer()
 	footer = binary.LittleEndian.AppendUint32(footer, uint32(len(footer)))
 	f.write(append(footer, "PAR1"...))
@@ -277,7 +246,7 @@ func (f *flatFileWriter) rowGroup(t *thriftOut, g groupMeta) {
 		t.i32List(2, enc)
 		t.list(3, thriftBinary, 1)
 		t.strValue(col.name)
-		t.i32(4, f.codec)
+		t.i32(4, f.kind)
 		t.i64(5, m.numValues)
 		t.i64(6, m.uncompressed)
 		t.i64(7, m.compress)

@@ -411,7 +411,7 @@ func BenchmarkChunkEncoder(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for c, e := range w.enc {
+	for c, e := range w.newEncoders() {
 		b.Run(e.col.name, func(b *testing.B) {
 			b.SetBytes(n)
 			for range b.N {

@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow/go/v16/parquet"
 	"github.com/apache/arrow/go/v16/parquet/compress"
 	"github.com/apache/arrow/go/v16/parquet/pqarrow"
+
+	"github.com/evalgate/evalgate/internal/atomicfile"
 )
 
 // RecordWriter writes record batches of one schema to a file format.
@@ -82,13 +84,16 @@ func NewRecordWriter(w io.Writer, format Format, s *arrow.Schema) (RecordWriter,
 func NewRecordWriterWith(w io.Writer, format Format, s *arrow.Schema, o WriterOptions) (RecordWriter, error) {
 	switch format {
 	case FormatArrow:
-		fw, err := ipc.NewFileWriter(&positionWriter{w: w}, ipc.WithSchema(s))
+		aw := newAsyncWriter(w)
+		fw, err := ipc.NewFileWriter(&positionWriter{w: aw}, ipc.WithSchema(s))
 		if err != nil {
+			aw.Close()
 			return nil, fmt.Errorf("create arrow file writer: %w", err)
 		}
-		return fw, nil
+		return &ipcWriter{RecordWriter: fw, out: aw}, nil
 	case FormatArrowStream:
-		return ipc.NewWriter(w, ipc.WithSchema(s)), nil
+		aw := newAsyncWriter(w)
+		return &ipcWriter{RecordWriter: ipc.NewWriter(aw, ipc.WithSchema(s)), out: aw}, nil
 	case FormatParquet:
 		codec, err := ParquetCodec(o.Compression)
 		if err != nil {
@@ -212,15 +217,15 @@ func (p *parquetWriter) flush() error {
 	if p.rows == 0 {
 		return nil
 	}
+	if p.flat != nil {
+		return p.flushFlat()
+	}
 	defer func() {
 		for _, r := range p.pending {
 			r.Release()
 		}
 		p.pending, p.rows = p.pending[:0], 0
 	}()
-	if p.flat != nil {
-		return p.flushFlat()
-	}
 	p.fw.NewRowGroup()
 	for c, f := range p.schema.Fields() {
 		if c == 0 && p.dictQID {
@@ -282,9 +287,12 @@ func (p *parquetWriter) queryDictionary() *array.Dictionary {
 
 func (p *parquetWriter) Close() error {
 	err := p.flush()
-	if err == nil && p.flat != nil {
+	switch {
+	case p.flat != nil && err == nil:
 		err = p.flat.close()
-	} else if err == nil {
+	case p.flat != nil:
+		p.flat.wait() // the queued groups' records are released
+	case err == nil:
 		err = p.fw.Close()
 	}
 	if cerr := p.out.Close(); err == nil {
@@ -295,8 +303,9 @@ func (p *parquetWriter) Close() error {
 
 // asyncWriter passes what is written to it on to w from a goroutine of its
 // own, in blocks of asyncBlock bytes, so that the encoder does not wait
-// for the write system calls (a third of a conversion's CPU time goes to
-// them). At most two blocks are in flight.
+// for the write system calls, nor for the disk when w writes past the
+// page cache (atomicfile.CreateUncached). At most asyncBlocks blocks are
+// in flight.
 type asyncWriter struct {
 	w      io.Writer
 	buf    []byte
@@ -307,12 +316,16 @@ type asyncWriter struct {
 	failed atomic.Bool // err is set
 }
 
-const asyncBlock = 1 << 20
+const (
+	asyncBlock  = 4 << 20
+	asyncBlocks = 4
+)
 
 func newAsyncWriter(w io.Writer) *asyncWriter {
-	a := &asyncWriter{w: w, todo: make(chan []byte, 1), free: make(chan []byte, 2), done: make(chan struct{})}
-	a.free <- make([]byte, 0, asyncBlock)
-	a.free <- make([]byte, 0, asyncBlock)
+	a := &asyncWriter{w: w, todo: make(chan []byte, asyncBlocks-1), free: make(chan []byte, asyncBlocks), done: make(chan struct{})}
+	for range asyncBlocks {
+		a.free <- atomicfile.AlignedBuffer(asyncBlock) // written without a copy past the page cache
+	}
 	a.buf = <-a.free
 	go func() {
 		defer close(a.done)
@@ -359,6 +372,20 @@ func (a *asyncWriter) Close() error {
 	close(a.todo)
 	<-a.done
 	return a.err
+}
+
+// ipcWriter is an Arrow IPC writer writing through an asyncWriter.
+type ipcWriter struct {
+	RecordWriter
+	out *asyncWriter
+}
+
+func (w *ipcWriter) Close() error {
+	err := w.RecordWriter.Close()
+	if cerr := w.out.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // positionWriter answers Seek(0, io.SeekCurrent) with the number of bytes

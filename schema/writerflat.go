@@ -17,13 +17,15 @@ func isFlatSchema(s *arrow.Schema) bool {
 	return s.NumFields() > 0
 }
 
-// flushFlat writes the open row group through p.flat.
+// flushFlat hands the open row group to p.flat, which releases its
+// records once it is written.
 func (p *parquetWriter) flushFlat() error {
-	cols := make([][]arrow.Array, p.schema.NumFields())
-	for c := range cols {
+	g := flatGroup{cols: make([][]arrow.Array, p.schema.NumFields()), rows: p.rows, recs: p.pending}
+	for c := range g.cols {
 		for _, r := range p.pending {
-			cols[c] = append(cols[c], r.Column(c))
+			g.cols[c] = append(g.cols[c], r.Column(c))
 		}
 	}
-	return p.flat.writeGroup(cols, p.rows)
+	p.pending, p.rows = nil, 0
+	return p.flat.submit(g)
 }
