@@ -213,6 +213,7 @@ type arrowWriter struct {
 	cols   [][]float64
 	flush  func(arrow.Record) error
 	close  func() error
+	closed bool // close was called
 }
 
 const arrowBatchRows = 64 << 10
@@ -266,13 +267,20 @@ func (a *arrowWriter) Commit() error {
 	if err := a.writeBatch(); err != nil {
 		return err
 	}
+	a.closed = true
 	if err := a.close(); err != nil {
 		return fmt.Errorf("finish per-query output: %w", err)
 	}
 	return nil
 }
 
-func (a *arrowWriter) Abort() {}
+// Abort stops the record writer (its goroutine), unless Commit did.
+func (a *arrowWriter) Abort() {
+	if !a.closed {
+		a.closed = true
+		a.close()
+	}
+}
 
 // Tee writes to several writers.
 type Tee []Writer

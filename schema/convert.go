@@ -16,6 +16,11 @@ import (
 func Convert(ctx context.Context, r Reader, w io.Writer, name string, to Format, o WriterOptions) (rows int64, err error) {
 	var rw RecordWriter
 	var file string
+	defer func() {
+		if rw != nil && err != nil {
+			rw.Close() // stops its goroutines; the output is the caller's to discard
+		}
+	}()
 	for {
 		b, err := r.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -41,7 +46,9 @@ func Convert(ctx context.Context, r Reader, w io.Writer, name string, to Format,
 	if rw == nil {
 		return 0, &InputError{File: file, Err: fmt.Errorf("%w: no rows", ErrMissingField)}
 	}
-	if err := rw.Close(); err != nil {
+	closing := rw
+	rw = nil // closed here, not again by the deferred Close
+	if err := closing.Close(); err != nil {
 		return rows, fmt.Errorf("write %s: %w", name, err)
 	}
 	return rows, nil

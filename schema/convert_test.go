@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"testing"
+	"time"
 )
 
 // TestConvertRoundTrip converts a TREC run to Parquet and Arrow IPC: each
@@ -68,4 +72,56 @@ func readContents(t *testing.T, path string, o Options) *contents {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// failingReader returns the batches of a reader, then fails.
+type failingReader struct {
+	Reader
+	left int
+}
+
+var errReadFailed = errors.New("read failed")
+
+func (r *failingReader) Next(ctx context.Context) (*Batch, error) {
+	if r.left == 0 {
+		return nil, errReadFailed
+	}
+	r.left--
+	return r.Reader.Next(ctx)
+}
+
+// TestConvertFailureStopsWriters fails a conversion after some batches
+// were written: the reader's error is returned, and the writer's
+// goroutines (the row groups' encoders, the block writer) have stopped.
+func TestConvertFailureStopsWriters(t *testing.T) {
+	text := filepath.Join(t.TempDir(), "run.trec")
+	var b bytes.Buffer
+	for q := range 300 {
+		for d := range 50 {
+			fmt.Fprintf(&b, "q%d Q0 d%d %d %d.5 t\n", q, d, d+1, 100-d)
+		}
+	}
+	if err := os.WriteFile(text, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []Format{FormatParquet, FormatArrow, FormatArrowStream} {
+		before := runtime.NumGoroutine()
+		r, err := Open(context.Background(), text, RoleRun, Options{BlockSize: 16 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Convert(context.Background(), &failingReader{Reader: r, left: 5}, io.Discard, "out", f, WriterOptions{RowGroupRows: 500})
+		r.Close()
+		if !errors.Is(err, errReadFailed) {
+			t.Fatalf("%v: %v, want the reader's error", f, err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > before {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%v: %d goroutines, %d before:\n%s", f, n, before, buf[:runtime.Stack(buf, true)])
+		}
+	}
 }

@@ -199,6 +199,12 @@ func Write(ctx context.Context, o Options, goldPath, runPath string) error {
 	default:
 		return fmt.Errorf("synth: cannot write format %v", o.Format)
 	}
+	closed := false
+	defer func() {
+		if !closed {
+			w.close() // stops the record writers' goroutines; the files are aborted
+		}
+	}()
 	// Generate chunks in parallel, write them in order.
 	workers := runtime.GOMAXPROCS(0)
 	type job struct {
@@ -259,6 +265,7 @@ func Write(ctx context.Context, o Options, goldPath, runPath string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	closed = true
 	if err := w.close(); err != nil {
 		return err
 	}
