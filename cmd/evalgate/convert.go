@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/urfave/cli/v2"
 
@@ -64,15 +65,23 @@ func convertCommand() *cli.Command {
 				return usagef("--role %q: want gold, run or auto", c.String("role"))
 			}
 			// The writers keep no view of a batch past its release.
-			r, err := schema.Open(c.Context, in, role, schema.Options{Format: from, ReuseMemory: true})
+			procs := runtime.GOMAXPROCS(0)
+			r, err := schema.Open(c.Context, in, role, schema.Options{Format: from, ReuseMemory: true, Parallelism: procs})
 			if err != nil {
 				return err
 			}
 			defer r.Close()
-			f, err := atomicfile.Create(out)
+			f, err := atomicfile.CreateUncached(out)
 			if err != nil {
 				return inputf("write %s: %w", out, err)
 			}
+			// OUT is written past the page cache: each direct write blocks
+			// its thread for as long as the disk takes, and Go's scheduler
+			// takes that thread's P back only after a delay
+			// (golang/go#18236), so one P more than the reader's parsers
+			// keeps the CPUs busy meanwhile (1M x 100 on 2 cores: 5.5-5.8 s
+			// without it, under 5 s with it).
+			runtime.GOMAXPROCS(procs + 1)
 			defer f.Abort()
 			rows, err := schema.Convert(c.Context, r, f, out, to, wopts)
 			var ie *schema.InputError
