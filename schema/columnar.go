@@ -650,11 +650,22 @@ func scoreColumn(a arrow.Array, name string, at func(int, string, error)) (arrow
 	return Float64Array(scores), nil
 }
 
+// allFinite reports whether no value of v is NaN or infinite.
 func allFinite(v []float64) bool {
-	for _, x := range v {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
+	// A float64 is NaN or infinite when its exponent bits are all ones.
+	// The test is gathered without a branch a value, a block at a time.
+	const exp = 0x7FF0000000000000
+	const block = 256
+	for len(v) > 0 {
+		k := min(block, len(v))
+		var bad uint64
+		for _, x := range v[:k] {
+			bad |= ((math.Float64bits(x) & exp) ^ exp) - 1 // top bit set when all ones
+		}
+		if bad>>63 != 0 {
 			return false
 		}
+		v = v[k:]
 	}
 	return true
 }
