@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strings"
 	"sync"
@@ -33,6 +34,9 @@ const (
 
 // profileFile receives the CPU profile when --cpuprofile is given.
 var profileFile *os.File
+
+// traceFile receives the execution trace when --trace is given.
+var traceFile *os.File
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
@@ -194,6 +198,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (console on a terminal, JSON otherwise), console or json"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile (pprof) of the command to this file", Hidden: true},
 			&cli.StringFlag{Name: "memprofile", Usage: "write an allocation profile (pprof) at exit to this file", Hidden: true},
+			&cli.StringFlag{Name: "trace", Usage: "write an execution trace (go tool trace) of the command to this file", Hidden: true},
 		},
 		Before: func(c *cli.Context) error {
 			if p := c.String("cpuprofile"); p != "" {
@@ -206,6 +211,17 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 					return fmt.Errorf("start cpu profile: %w", err)
 				}
 				profileFile = f
+			}
+			if p := c.String("trace"); p != "" {
+				f, err := os.Create(p)
+				if err != nil {
+					return fmt.Errorf("create %s: %w", p, err)
+				}
+				if err := trace.Start(f); err != nil {
+					f.Close()
+					return fmt.Errorf("start trace: %w", err)
+				}
+				traceFile = f
 			}
 			return nil
 		},
@@ -221,6 +237,12 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				}
 				if err := f.Close(); err != nil {
 					return fmt.Errorf("write allocation profile: %w", err)
+				}
+			}
+			if traceFile != nil {
+				trace.Stop()
+				if err := traceFile.Close(); err != nil {
+					return fmt.Errorf("write trace: %w", err)
 				}
 			}
 			if profileFile != nil {
