@@ -15,9 +15,12 @@ import (
 
 // pageColumn decodes the pages of one flat column chunk itself, rather
 // than through the column chunk reader, for the encodings writers use for
-// flat columns: PLAIN and dictionary (PLAIN dictionary page, RLE /
-// bit-packed hybrid indices) values, RLE definition levels. A PLAIN
-// byte-array page becomes offsets and one data buffer in a tight loop,
+// flat columns: PLAIN, DELTA_LENGTH_BYTE_ARRAY (strings) and dictionary
+// (PLAIN dictionary page, RLE / bit-packed hybrid indices) values, RLE
+// definition levels. A DELTA_LENGTH_BYTE_ARRAY page's lengths are
+// decoded when the page is loaded, and checked against its bytes once;
+// its values are then offsets and one copy. A PLAIN byte-array page
+// becomes offsets and one data buffer in a tight loop,
 // without the []parquet.ByteArray the column reader fills (a pointer a
 // value, each one a write barrier while the collector runs); a dictionary
 // page is copied once and its entries copied per row by index; PLAIN
@@ -35,9 +38,12 @@ type pageColumn struct {
 	dictFix []byte  // fixed-width dictionary entries, width bytes each
 	ndict   int
 
-	left   int    // values (rows) left in the current data page
-	plain  []byte // the rest of a PLAIN page's values
-	useIdx bool   // the page is dictionary-encoded: indices in idx
+	left   int     // values (rows) left in the current data page
+	plain  []byte  // the rest of a PLAIN page's values
+	useIdx bool    // the page is dictionary-encoded: indices in idx
+	useLen bool    // the page is DELTA_LENGTH_BYTE_ARRAY: lens, then plain holds the bytes
+	lens   []int32 // the lengths of the page's values not read yet
+	lenBuf []int32 // the page's lengths (reused from page to page)
 	idx    hybrid
 	def    hybrid // definition levels of a nullable column
 
@@ -55,7 +61,8 @@ func pageDecodable(md *metadata.ColumnChunkMetaData) bool {
 	}
 	for _, e := range md.Encodings() {
 		switch e {
-		case parquet.Encodings.Plain, parquet.Encodings.PlainDict, parquet.Encodings.RLEDict, parquet.Encodings.RLE:
+		case parquet.Encodings.Plain, parquet.Encodings.PlainDict, parquet.Encodings.RLEDict, parquet.Encodings.RLE,
+			parquet.Encodings.DeltaLengthByteArray:
 		default:
 			return false
 		}
@@ -138,9 +145,18 @@ func (c *pageColumn) advance() error {
 			}
 			data = data[p.defLen:]
 		}
+		c.useLen = false
 		switch p.enc {
 		case parquet.Encodings.Plain:
 			c.plain, c.useIdx = data, false
+		case parquet.Encodings.DeltaLengthByteArray:
+			if !c.byteArr {
+				return fmt.Errorf("%w: data page %s of a fixed-width column", errPageEncoding, p.enc)
+			}
+			if err := c.readLengths(data, p.nvals); err != nil {
+				return err
+			}
+			c.useIdx, c.useLen = false, true
 		case parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
 			if !c.hasDict {
 				return corruptf("dictionary-encoded page without a dictionary")
@@ -159,6 +175,55 @@ func (c *pageColumn) advance() error {
 		c.left = p.nvals
 		return nil
 	}
+}
+
+// readLengths decodes the lengths of a DELTA_LENGTH_BYTE_ARRAY page of
+// at most rows values and checks them against the bytes after them,
+// which become c.plain.
+func (c *pageColumn) readLengths(data []byte, rows int) error {
+	if c.lenBuf == nil {
+		if p, ok := lengthScratch.Get().(*[]int32); ok {
+			c.lenBuf = *p
+		}
+	}
+	lens, rest, err := decodeDeltaPacked(data, max(rows, 0), c.lenBuf)
+	if err != nil {
+		return err
+	}
+	total := int64(0)
+	for _, l := range lens {
+		if l < 0 {
+			return corruptf("negative byte array length")
+		}
+		total += int64(l)
+	}
+	if total > int64(len(rest)) {
+		return corruptf("byte array values longer than their page")
+	}
+	c.lenBuf, c.lens, c.plain = lens, lens, rest
+	return nil
+}
+
+// appendLengths appends the next n values of a DELTA_LENGTH_BYTE_ARRAY
+// page to b: their offsets, and their bytes in one copy. The data buffer
+// may not grow past c.limit.
+func (c *pageColumn) appendLengths(b *Strings, n int) error {
+	if n > len(c.lens) {
+		return corruptf("byte array page holds fewer values than its rows")
+	}
+	off, at := slices.Grow(b.Offsets, n), int64(len(b.Data))
+	start := at
+	for _, l := range c.lens[:n] {
+		at += int64(l)
+		off = append(off, int32(at))
+	}
+	if at > int64(c.limit) {
+		return corruptf("string values larger than the input can justify")
+	}
+	size := int(at - start)
+	b.Offsets, b.Data = off, append(b.Data, c.plain[:size]...)
+	c.lens, c.plain = c.lens[n:], c.plain[size:]
+	return nil
 }
 
 func (c *pageColumn) readDictionary(data []byte, n int) error {
@@ -234,6 +299,8 @@ func (c *pageColumn) sizeHint(n int) int {
 		return c.sizeHint(n)
 	case c.useIdx && c.ndict > 0:
 		avg, seen = float64(len(c.dict.Data))/float64(c.ndict), len(c.dict.Data)
+	case c.useLen:
+		avg, seen = float64(len(c.plain))/float64(max(len(c.lens), 1)), len(c.plain)
 	case !c.useIdx:
 		avg, seen = float64(max(len(c.plain)-4*c.left, 0))/float64(c.left), len(c.plain)
 	}
@@ -260,11 +327,19 @@ func (c *pageColumn) scratch(n int) []uint32 {
 	return c.levels[:n]
 }
 
+// lengthScratch keeps the DELTA_LENGTH_BYTE_ARRAY length slices of
+// finished page columns, as levelScratch does their levels.
+var lengthScratch sync.Pool
+
 // release keeps c's scratch for another column; c is not used again.
 func (c *pageColumn) release() {
 	if l := c.levels; l != nil {
 		levelScratch.Put(&l)
 		c.levels = nil
+	}
+	if l := c.lenBuf; l != nil {
+		lengthScratch.Put(&l)
+		c.lenBuf, c.lens = nil, nil
 	}
 }
 
@@ -356,6 +431,9 @@ func (c *pageColumn) readStrings(b *Strings, valid *[]bool, n int) error {
 // appendValues appends the next m values of the page (of k rows left to
 // read in it) to b.
 func (c *pageColumn) appendValues(b *Strings, m, k int) error {
+	if c.useLen {
+		return c.appendLengths(b, m)
+	}
 	if !c.useIdx {
 		rest, err := appendPlain(b, c.plain, m, c.limit)
 		c.plain = rest
