@@ -22,9 +22,10 @@ const (
 	pqRequired = 0
 	pqOptional = 1
 
-	encPlain   = 0
-	encRLE     = 3
-	encRLEDict = 8
+	encPlain       = 0
+	encRLE         = 3
+	encDeltaLength = 6 // DELTA_LENGTH_BYTE_ARRAY
+	encRLEDict     = 8
 
 	codecNone   = 0
 	codecSnappy = 1
@@ -65,10 +66,10 @@ type flatColumn struct {
 // if any, then data pages (v1) of about pageTarget bytes, each a page
 // header (Thrift compact) and the page: for a nullable column the
 // definition levels (4-byte length, RLE / bit-packed hybrid of width 1),
-// then the values of the non-null rows (PLAIN: 4-byte length and bytes
-// for strings, little-endian numbers; dictionary indices: a byte of bit
-// width and the hybrid encoding), compressed as a whole when a codec is
-// set. The encoded chunk is parts, views of meta (headers and levels) and
+// then the values of the non-null rows (strings: DELTA_LENGTH_BYTE_ARRAY,
+// the lengths delta-packed then the bytes one after another; numbers:
+// PLAIN, little-endian; dictionary indices: a byte of bit width and the
+// hybrid encoding), compressed as a whole when a codec is set. The encoded chunk is parts, views of meta (headers and levels) and
 // bufs (page bodies), valid until the next encode.
 type chunkEncoder struct {
 	col   *flatColumn
@@ -86,6 +87,7 @@ type chunkEncoder struct {
 	levels hybridOut
 	idx    hybridOut // dictionary indices
 	body   []byte    // scratch: levels and values of a page to compress
+	lens   []int32   // the lengths of the string values of the page being built
 
 	// The dictionary of a runDict or smallDict column.
 	runs    []dictRun
@@ -157,7 +159,7 @@ func (e *chunkEncoder) take() (k int) {
 }
 
 func (e *chunkEncoder) startPage() {
-	e.cur, e.rows = e.take(), 0
+	e.cur, e.rows, e.lens = e.take(), 0, e.lens[:0]
 	e.levels.reset(e.levels.b[:0], 1)
 }
 
@@ -170,34 +172,50 @@ func (e *chunkEncoder) endPage(enc int32) error {
 	if e.col.nullable {
 		lv = e.levels.finish()
 	}
+	if enc == encDeltaLength {
+		k := e.take()
+		e.bufs[k] = appendDeltaPacked(e.bufs[k], e.lens)
+		return e.page(pageData, e.rows, enc, lv, k, e.cur)
+	}
 	return e.page(pageData, e.rows, enc, lv, e.cur)
 }
 
 // page appends a page of nvals values to the chunk: its header, then the
-// definition levels lv (nil for none) and the values in bufs[k], or their
-// compressed bytes.
-func (e *chunkEncoder) page(typ int32, nvals int, enc int32, lv []byte, k int) error {
-	vals := e.bufs[k]
-	levelBytes := 0
+// definition levels lv (nil for none) and the values in bufs[ks[0]],
+// bufs[ks[1]] and so on, or their compressed bytes.
+func (e *chunkEncoder) page(typ int32, nvals int, enc int32, lv []byte, ks ...int) error {
+	out := make([][]byte, 0, 2)
+	levelBytes, size := 0, 0
 	if lv != nil {
 		levelBytes = 4 + len(lv)
 	}
-	size := levelBytes + len(vals)
+	size = levelBytes
+	for _, k := range ks {
+		out = append(out, e.bufs[k])
+		size += len(e.bufs[k])
+	}
 	if size > 1<<31-1 {
 		return fmt.Errorf("encode column %s: page of %d bytes", e.col.name, size)
 	}
-	out, csize := vals, size
+	csize := size
 	if e.codec != nil {
-		src := vals
-		if lv != nil {
-			e.body = binary.LittleEndian.AppendUint32(e.body[:0], uint32(len(lv)))
-			e.body = append(append(e.body, lv...), vals...)
+		src := out[0]
+		if lv != nil || len(out) > 1 {
+			e.body = e.body[:0]
+			if lv != nil {
+				e.body = binary.LittleEndian.AppendUint32(e.body, uint32(len(lv)))
+				e.body = append(e.body, lv...)
+			}
+			for _, b := range out {
+				e.body = append(e.body, b...)
+			}
 			src = e.body
 		}
 		c := e.take()
 		e.bufs[c] = e.codec.encode(e.bufs[c], src)
-		out, lv = e.bufs[c], nil
-		csize = len(out)
+		out, lv = out[:1], nil
+		out[0] = e.bufs[c]
+		csize = len(out[0])
 	}
 	if typ == pageData && e.dataOff < 0 {
 		e.dataOff = e.offset()
@@ -226,7 +244,10 @@ func (e *chunkEncoder) page(typ int32, nvals int, enc int32, lv []byte, k int) e
 		t.b = append(t.b, lv...)
 	}
 	e.meta = t.b
-	e.parts = append(e.parts, chunkPart{meta: true, lo: start, hi: len(e.meta)}, chunkPart{b: out})
+	e.parts = append(e.parts, chunkPart{meta: true, lo: start, hi: len(e.meta)})
+	for _, b := range out {
+		e.parts = append(e.parts, chunkPart{b: b})
+	}
 	e.uncompressed += int64(hdr + size)
 	e.compressed += int64(hdr + csize)
 	return nil
@@ -281,8 +302,13 @@ func validRuns(a arrow.Array, i, j int, f func(valid bool, from, to int)) {
 	}
 }
 
-// encodeStrings writes PLAIN byte-array pages: rows are added to a page
-// as long as their values fit in what is left of pageTarget.
+// encodeStrings writes DELTA_LENGTH_BYTE_ARRAY pages: rows are added to a
+// page as long as their bytes, and 4 a value for the lengths (an upper
+// bound), fit in what is left of pageTarget. The lengths are delta-packed
+// when the page ends; the bytes of a run of valid rows are one copy. A
+// column of ids of one length takes no bits a value for its lengths,
+// where PLAIN took 4 bytes (18% of a converted run), and is read back
+// with one copy a page rather than one a value.
 func (e *chunkEncoder) encodeStrings(chunks []arrow.Array) error {
 	e.startPage()
 	for _, a := range chunks {
@@ -294,10 +320,10 @@ func (e *chunkEncoder) encodeStrings(chunks []arrow.Array) error {
 		base := off[0]
 		for i, n := 0, s.Len(); i < n; {
 			// Rows [i, j) take off[j]-off[i] bytes and 4 a row.
-			room := pageTarget - len(e.bufs[e.cur])
+			room := pageTarget - len(e.bufs[e.cur]) - 4*len(e.lens)
 			j := i + sort.Search(n-i, func(k int) bool { return int(off[i+k+1]-off[i])+4*(k+1) > room })
 			if j == i && e.rows > 0 {
-				if err := e.endPage(encPlain); err != nil {
+				if err := e.endPage(encDeltaLength); err != nil {
 					return err
 				}
 				e.startPage()
@@ -309,42 +335,17 @@ func (e *chunkEncoder) encodeStrings(chunks []arrow.Array) error {
 					e.levels.put(uint32(btoi(valid)), to-from)
 				}
 				if valid {
-					e.bufs[e.cur] = appendByteArrays(e.bufs[e.cur], off[from:to+1], data, base)
+					for k := from; k < to; k++ {
+						e.lens = append(e.lens, off[k+1]-off[k])
+					}
+					e.bufs[e.cur] = append(e.bufs[e.cur], data[off[from]-base:off[to]-base]...)
 				}
 			})
 			e.rows += j - i
 			i = j
 		}
 	}
-	return e.endPage(encPlain)
-}
-
-// appendByteArrays appends the PLAIN encoding of the strings of offsets
-// off (relative to base) in data to b. A value of up to 16 bytes is
-// copied as one 16-byte block when the bytes after it are there to read
-// and to overwrite (the next value's length and bytes overwrite them).
-func appendByteArrays(b []byte, off []int32, data []byte, base int32) []byte {
-	n := len(off) - 1
-	size := int(off[n]-off[0]) + 4*n
-	at := len(b)
-	if cap(b)-at < size {
-		b = append(b[:cap(b)], make([]byte, at+size-cap(b))...)
-	}
-	b = b[:at+size]
-	dst, src := b[at:], data[off[0]-base:]
-	p := 0
-	for k := range n {
-		s, l := int(off[k]-off[0]), int(off[k+1]-off[k])
-		binary.LittleEndian.PutUint32(dst[p:], uint32(l))
-		p += 4
-		if l <= 16 && s+16 <= len(src) && p+16 <= len(dst) {
-			*(*[16]byte)(dst[p:]) = *(*[16]byte)(src[s:])
-		} else {
-			copy(dst[p:p+l], src[s:s+l])
-		}
-		p += l
-	}
-	return b
+	return e.endPage(encDeltaLength)
 }
 
 // encodeFixed writes PLAIN pages of fixed-width values, the values of a

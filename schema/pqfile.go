@@ -240,6 +240,9 @@ func (f *flatFileWriter) rowGroup(t *thriftOut, g groupMeta) {
 		t.begin(3)
 		t.i32(1, col.phys)
 		enc := []int32{encPlain, encRLE}
+		if col.phys == pqByteArray && !m.dictEnc {
+			enc = []int32{encDeltaLength, encRLE}
+		}
 		if m.dictEnc {
 			enc = append(enc, encRLEDict)
 		}
