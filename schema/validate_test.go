@@ -25,7 +25,7 @@ func allFiniteSlow(v []float64) bool {
 // largest finite ones, at each position of blocks of several lengths.
 func TestAllFinite(t *testing.T) {
 	odd := []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Float64frombits(0x7FF0000000000001), math.Float64frombits(0xFFFFFFFFFFFFFFFF)}
-	fine := []float64{0, -0.0, 1, -1, math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64, math.Float64frombits(0x7FEFFFFFFFFFFFFF)}
+	fine := []float64{0, math.Copysign(0, -1), 1, -1, math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64, math.Float64frombits(0x7FEFFFFFFFFFFFFF)}
 	for _, n := range []int{0, 1, 7, 255, 256, 257, 1000} {
 		v := make([]float64, n)
 		for i := range v {
