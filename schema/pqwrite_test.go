@@ -445,16 +445,7 @@ func TestOwnReaderDeltaLengthFromArrow(t *testing.T) {
 		parquet.WithDataPageSize(8<<10),
 		parquet.WithMaxRowGroupLength(12_000),
 	)
-	w, err := pqarrow.NewFileWriter(rec.Schema(), f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeWithPqarrow(t, f, rec, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	pf, err := file.OpenParquetFile(p, false)
 	if err != nil {
 		t.Fatal(err)
@@ -472,4 +463,20 @@ func TestOwnReaderDeltaLengthFromArrow(t *testing.T) {
 	}
 	pf.Close()
 	checkOwnRead(t, p, RoleRun, rec)
+}
+
+// writeWithPqarrow writes rec to w as a Parquet file through Arrow's
+// writer (pqarrow), with the given properties.
+func writeWithPqarrow(t *testing.T, w io.Writer, rec arrow.Record, props *parquet.WriterProperties, aprops pqarrow.ArrowWriterProperties) {
+	t.Helper()
+	fw, err := pqarrow.NewFileWriter(rec.Schema(), w, props, aprops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -42,17 +42,8 @@ func TestOpenParquetColumns(t *testing.T) {
 	rec := b.NewRecord()
 	defer rec.Release()
 	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(sc, &buf, parquet.NewWriterProperties(parquet.WithAllocator(mem), parquet.WithMaxRowGroupLength(4)),
+	writeWithPqarrow(t, &buf, rec, parquet.NewWriterProperties(parquet.WithAllocator(mem), parquet.WithMaxRowGroupLength(4)),
 		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(mem)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	path := writeFile(t, dir, "c.parquet", buf.String())
 

@@ -76,19 +76,29 @@ func TestWriteLarge(t *testing.T) {
 	}
 }
 
-// TestUncachedAlignedWrites checks that aligned pieces reach the file
-// straight from the caller's memory, and the rest through the buffer.
-func TestUncachedAlignedWrites(t *testing.T) {
+// createDirect creates an uncached file in a temporary directory and
+// returns its path, the file and its direct writer; it skips the test
+// where the file system takes no direct writes.
+func createDirect(t *testing.T) (string, *File, *directWriter) {
+	t.Helper()
 	p := filepath.Join(t.TempDir(), "out")
 	f, err := CreateUncached(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Abort()
 	d, ok := f.out.(*directWriter)
 	if !ok {
+		f.Abort()
 		t.Skipf("the file system of %s takes no direct writes", p)
 	}
+	return p, f, d
+}
+
+// TestUncachedAlignedWrites checks that aligned pieces reach the file
+// straight from the caller's memory, and the rest through the buffer.
+func TestUncachedAlignedWrites(t *testing.T) {
+	p, f, d := createDirect(t)
+	defer f.Abort()
 	src := AlignedBuffer(4 * directBlock)[:4*directBlock]
 	copy(src, pattern(len(src)))
 	if _, err := d.Write(src[:2*directBlock]); err != nil {
@@ -117,16 +127,8 @@ func TestUncachedAlignedWrites(t *testing.T) {
 // refused with EINVAL, as a file system that took the flag at open but
 // not the write would refuse it.
 func TestUncachedRefused(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "out")
-	f, err := CreateUncached(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, f, d := createDirect(t)
 	defer f.Abort()
-	d, ok := f.out.(*directWriter)
-	if !ok {
-		t.Skipf("the file system of %s takes no direct writes", p)
-	}
 	want := pattern(3*directBlock + 99)
 	odd := make([]byte, directAlign+1)[1:] // not aligned in memory
 	copy(odd, want)
