@@ -38,6 +38,20 @@ var profileFile *os.File
 // traceFile receives the execution trace when --trace is given.
 var traceFile *os.File
 
+// startRecording creates path and starts a recording (what) into it,
+// closing the file if the recording does not start.
+func startRecording(path, what string, start func(io.Writer) error) (*os.File, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	if err := start(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("start %s: %w", what, err)
+	}
+	return f, nil
+}
+
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
@@ -200,28 +214,16 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			&cli.StringFlag{Name: "memprofile", Usage: "write an allocation profile (pprof) at exit to this file", Hidden: true},
 			&cli.StringFlag{Name: "trace", Usage: "write an execution trace (go tool trace) of the command to this file", Hidden: true},
 		},
-		Before: func(c *cli.Context) error {
+		Before: func(c *cli.Context) (err error) {
 			if p := c.String("cpuprofile"); p != "" {
-				f, err := os.Create(p)
-				if err != nil {
-					return fmt.Errorf("create %s: %w", p, err)
+				if profileFile, err = startRecording(p, "cpu profile", pprof.StartCPUProfile); err != nil {
+					return err
 				}
-				if err := pprof.StartCPUProfile(f); err != nil {
-					f.Close()
-					return fmt.Errorf("start cpu profile: %w", err)
-				}
-				profileFile = f
 			}
 			if p := c.String("trace"); p != "" {
-				f, err := os.Create(p)
-				if err != nil {
-					return fmt.Errorf("create %s: %w", p, err)
+				if traceFile, err = startRecording(p, "trace", trace.Start); err != nil {
+					return err
 				}
-				if err := trace.Start(f); err != nil {
-					f.Close()
-					return fmt.Errorf("start trace: %w", err)
-				}
-				traceFile = f
 			}
 			return nil
 		},
