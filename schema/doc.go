@@ -50,7 +50,10 @@
 // without a copy. The pages of a flat Parquet file (the long forms) are
 // decoded here from one read of each column chunk, not through Arrow's
 // page and column readers. NewRecordWriterWith writes what reads fastest:
-// Parquet uncompressed, with dictionary-encoded query_id and rank, row
-// groups cut at query boundaries and the columns of a flat row group
-// encoded concurrently; Arrow IPC uncompressed.
+// Parquet uncompressed, with dictionary-encoded query_id and rank, other
+// strings (doc ids) as DELTA_LENGTH_BYTE_ARRAY, row groups cut at query
+// boundaries and the row groups of a flat file encoded concurrently and
+// written in order; Arrow IPC uncompressed. Both are written from a
+// goroutine of the writer's own in aligned blocks, which a file made by
+// atomicfile.CreateUncached writes to disk without a copy.
 package schema
