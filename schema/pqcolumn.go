@@ -184,12 +184,11 @@ func (e *chunkEncoder) endPage(enc int32) error {
 // definition levels lv (nil for none) and the values in bufs[ks[0]],
 // bufs[ks[1]] and so on, or their compressed bytes.
 func (e *chunkEncoder) page(typ int32, nvals int, enc int32, lv []byte, ks ...int) error {
-	out := make([][]byte, 0, 2)
-	levelBytes, size := 0, 0
+	out := make([][]byte, 0, len(ks))
+	size := 0
 	if lv != nil {
-		levelBytes = 4 + len(lv)
+		size = 4 + len(lv)
 	}
-	size = levelBytes
 	for _, k := range ks {
 		out = append(out, e.bufs[k])
 		size += len(e.bufs[k])

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/apache/arrow/go/v16/arrow"
 	"github.com/apache/arrow/go/v16/arrow/flight"
@@ -34,11 +33,10 @@ type flatFileWriter struct {
 	kv    [][2]string
 
 	// The groups being encoded and written: see pqgroups.go.
-	sets   chan []*chunkEncoder // encoder sets not in use
-	order  chan *encodedGroup   // groups in file order; nil until the first
-	done   chan struct{}        // closed when order is drained
-	err    error                // the first error, read once failed is set or done is closed
-	failed atomic.Bool
+	sets  chan []*chunkEncoder // encoder sets not in use
+	order chan *encodedGroup   // groups in file order; nil until the first
+	done  chan struct{}        // closed when order is drained
+	errs  firstError           // of the groups
 
 	// Written by the goroutine that writes the groups.
 	pos    int64 // bytes written

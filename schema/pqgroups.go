@@ -44,9 +44,9 @@ func (f *flatFileWriter) submit(g flatGroup) error {
 		f.order, f.done = make(chan *encodedGroup, cap(f.sets)), make(chan struct{})
 		go f.writeGroups()
 	}
-	if f.failed.Load() {
+	if err := f.errs.get(); err != nil {
 		releaseAll(g.recs)
-		return f.err
+		return err
 	}
 	e := &encodedGroup{rows: g.rows, enc: <-f.sets, ready: make(chan struct{})}
 	f.order <- e // never waits: fewer groups are queued than there are sets
@@ -78,15 +78,12 @@ func (f *flatFileWriter) writeGroups() {
 	defer close(f.done)
 	for e := range f.order {
 		<-e.ready
-		if !f.failed.Load() {
+		if f.errs.get() == nil {
 			err := e.err
 			if err == nil {
 				err = f.writeGroup(e)
 			}
-			if err != nil {
-				f.err = err
-				f.failed.Store(true)
-			}
+			f.errs.record(err)
 		}
 		f.sets <- e.enc
 	}
@@ -100,10 +97,7 @@ func (f *flatFileWriter) wait() error {
 		<-f.done
 		f.order = nil
 	}
-	if f.failed.Load() {
-		return f.err
-	}
-	return nil
+	return f.errs.get()
 }
 
 func releaseAll(recs []arrow.Record) {
@@ -129,8 +123,5 @@ func (f *flatFileWriter) writeGroup(e *encodedGroup) error {
 	}
 	f.groups = append(f.groups, g)
 	f.rows += int64(e.rows)
-	if f.out.failed.Load() {
-		return f.out.err
-	}
-	return nil
+	return f.out.errs.get()
 }

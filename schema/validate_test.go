@@ -1,14 +1,11 @@
 package schema
 
 import (
-	"encoding/binary"
 	"math"
 	"testing"
 	"unicode/utf8"
 
-	"github.com/apache/arrow/go/v16/arrow"
 	"github.com/apache/arrow/go/v16/arrow/array"
-	"github.com/apache/arrow/go/v16/arrow/memory"
 )
 
 // allFiniteSlow is allFinite's definition.
@@ -60,19 +57,6 @@ func idsValidSlow(c *array.String) bool {
 	return true
 }
 
-// stringArray builds a utf8 array from raw offsets and data, unchecked,
-// as a file could hold them.
-func stringArray(off []int32, data []byte) *array.String {
-	ob := make([]byte, 4*len(off))
-	for i, o := range off {
-		binary.LittleEndian.PutUint32(ob[4*i:], uint32(o))
-	}
-	d := array.NewData(arrow.BinaryTypes.String, len(off)-1,
-		[]*memory.Buffer{nil, memory.NewBufferBytes(ob), memory.NewBufferBytes(data)}, nil, 0, 0)
-	defer d.Release()
-	return array.NewStringData(d)
-}
-
 // TestIDsValid checks idsValid against its definition on ASCII and
 // multibyte ids, empty ones, values split inside a character, and
 // offsets that decrease, including by more than an int32 difference
@@ -93,7 +77,7 @@ func TestIDsValid(t *testing.T) {
 		{"wrapping difference", []int32{0, math.MaxInt32, -1, 3}, "abc", false},
 	}
 	for _, c := range cases {
-		a := stringArray(c.off, []byte(c.data))
+		a := StringArray(c.off, []byte(c.data))
 		if got := idsValid(a); got != c.want {
 			t.Errorf("%s: idsValid %v, want %v", c.name, got, c.want)
 		}
@@ -110,13 +94,13 @@ func TestIDsValid(t *testing.T) {
 		for _, i := range []int{0, n / 2, n - 1} {
 			bad := append([]int32(nil), off...)
 			bad[i+1] = bad[i] // value i empty
-			a := stringArray(bad, data)
+			a := StringArray(bad, data)
 			if idsValid(a) {
 				t.Fatalf("%d ids, id %d empty: reported valid", n, i)
 			}
 			a.Release()
 		}
-		a := stringArray(off, data)
+		a := StringArray(off, data)
 		if !idsValid(a) || !idsValidSlow(a) {
 			t.Fatalf("%d valid ids: reported invalid", n)
 		}
@@ -139,7 +123,7 @@ func FuzzIDsValid(f *testing.F) {
 			}
 			off = append(off, o)
 		}
-		a := stringArray(off, data)
+		a := StringArray(off, data)
 		defer a.Release()
 		if got, want := idsValid(a), idsValidSlow(a); got != want {
 			t.Fatalf("offsets %v of %q: idsValid %v, want %v", off, data, got, want)

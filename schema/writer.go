@@ -307,13 +307,35 @@ func (p *parquetWriter) Close() error {
 // page cache (atomicfile.CreateUncached). At most asyncBlocks blocks are
 // in flight.
 type asyncWriter struct {
-	w      io.Writer
-	buf    []byte
-	todo   chan []byte
-	free   chan []byte
-	done   chan struct{}
-	err    error       // the first write error, read once failed is set or done is closed
-	failed atomic.Bool // err is set
+	w    io.Writer
+	buf  []byte
+	todo chan []byte
+	free chan []byte
+	done chan struct{}
+	errs firstError // of the writes
+}
+
+// firstError is the first error of a goroutine that works for others:
+// recorded by that goroutine only, read by any at any time.
+type firstError struct {
+	err error
+	set atomic.Bool // err is recorded
+}
+
+// record keeps err if it is the first error.
+func (e *firstError) record(err error) {
+	if err != nil && !e.set.Load() {
+		e.err = err
+		e.set.Store(true)
+	}
+}
+
+// get returns the first error, or nil.
+func (e *firstError) get() error {
+	if e.set.Load() {
+		return e.err
+	}
+	return nil
 }
 
 const (
@@ -330,10 +352,9 @@ func newAsyncWriter(w io.Writer) *asyncWriter {
 	go func() {
 		defer close(a.done)
 		for b := range a.todo {
-			if a.err == nil {
-				if _, a.err = a.w.Write(b); a.err != nil {
-					a.failed.Store(true)
-				}
+			if a.errs.get() == nil {
+				_, err := a.w.Write(b)
+				a.errs.record(err)
 			}
 			a.free <- b[:0]
 		}
@@ -352,10 +373,7 @@ func (a *asyncWriter) Write(p []byte) (int, error) {
 			a.buf = <-a.free
 		}
 	}
-	if a.failed.Load() {
-		return n, a.err
-	}
-	return n, nil
+	return n, a.errs.get()
 }
 
 // Close writes what is buffered and waits for the writes to end; it does
@@ -363,7 +381,7 @@ func (a *asyncWriter) Write(p []byte) (int, error) {
 func (a *asyncWriter) Close() error {
 	if a.buf == nil {
 		<-a.done
-		return a.err
+		return a.errs.get()
 	}
 	if len(a.buf) > 0 {
 		a.todo <- a.buf
@@ -371,7 +389,7 @@ func (a *asyncWriter) Close() error {
 	a.buf = nil
 	close(a.todo)
 	<-a.done
-	return a.err
+	return a.errs.get()
 }
 
 // ipcWriter is an Arrow IPC writer writing through an asyncWriter.
