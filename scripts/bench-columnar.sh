@@ -9,10 +9,14 @@
 # text, with peak RSS no higher, and for convert to Parquet to take no
 # longer than scoring the text.
 #
-# Each input is read once, untimed, before its rounds, and its rounds run
-# one after another, so that every timed round reads it from the page
-# cache: convert writes past the page cache, and at 1M queries the three
-# inputs (9.8 GB) do not all stay cached on a machine with 24 GB.
+# The rounds interleave the four measurements (text, convert, Parquet,
+# Arrow in each round), so that a machine that drifts in speed over the
+# minutes of a benchmark (a shared virtual machine does) shifts all four
+# alike; each ratio is given as the ratio of the medians and as the median
+# of the rounds' ratios. Each input is read once, untimed, right before it
+# is timed, so that every timed round reads it from the page cache: convert
+# writes past the page cache, and at 1M queries the three inputs (9.4 GB)
+# need not all stay cached.
 #
 #   scripts/bench-columnar.sh                       # 200,000 queries x 100
 #   QUERIES=1000000 scripts/bench-columnar.sh       # 1M x 100
@@ -45,10 +49,10 @@ echo "convert arrow: ${t}s (cpu ${c}s), peak RSS $((m / 1024)) MB, $(($(stat -c 
 "$bin" convert --compression "$compression" "$data/run.trec" "$pq" 2>/dev/null
 echo "cores: $(nproc); text run: $(($(stat -c %s "$data/run.trec") / 1000000)) MB; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 declare -A wall rss cpu
-for v in text convert parquet arrow; do
-	case $v in text | convert) f="$data/run.trec" ;; parquet) f=$pq ;; arrow) f=$ar ;; esac
-	cat "$f" >/dev/null # into the page cache
-	for i in $(seq "$rounds"); do
+for i in $(seq "$rounds"); do
+	for v in text convert parquet arrow; do
+		case $v in text | convert) f="$data/run.trec" ;; parquet) f=$pq ;; arrow) f=$ar ;; esac
+		cat "$f" >/dev/null # into the page cache
 		if [ "$v" = convert ]; then
 			read -r t m c < <(timed "$bin" convert --compression "$compression" "$f" "$scratch")
 			printf '%-8s round %d: %5ss wall, %5ss cpu, peak RSS %d MB, %d MB written\n' "$v" "$i" "$t" "$c" $((m / 1024)) $(($(stat -c %s "$scratch") / 1000000))
@@ -65,6 +69,9 @@ for v in convert text parquet arrow; do
 	printf 'median %-8s %5ss wall, %5ss cpu, peak RSS %d MB\n' "$v" "$(median "${wall[$v]}")" "$(median "${cpu[$v]}")" $(($(median "${rss[$v]}") / 1024))
 done
 ratio() { awk -v a="$(median "$1")" -v b="$(median "$2")" 'BEGIN { printf "%.2f", a / b }'; }
-echo "ratio parquet/text: wall $(ratio "${wall[parquet]}" "${wall[text]}"), cpu $(ratio "${cpu[parquet]}" "${cpu[text]}"), rss $(ratio "${rss[parquet]}" "${rss[text]}")"
-echo "ratio arrow/text:   wall $(ratio "${wall[arrow]}" "${wall[text]}"), cpu $(ratio "${cpu[arrow]}" "${cpu[text]}"), rss $(ratio "${rss[arrow]}" "${rss[text]}")"
-echo "ratio convert/text: wall $(ratio "${wall[convert]}" "${wall[text]}"), cpu $(ratio "${cpu[convert]}" "${cpu[text]}"), rss $(ratio "${rss[convert]}" "${rss[text]}")"
+# paired: the median over rounds of round i's a / round i's b
+paired() { median "$(paste -d' ' <(printf '%s\n' $1) <(printf '%s\n' $2) | awk '{ printf "%.3f\n", $1 / $2 }')"; }
+for v in parquet arrow convert; do
+	printf 'ratio %-8s/text: wall %s (rounds: %s), cpu %s, rss %s\n' "$v" "$(ratio "${wall[$v]}" "${wall[text]}")" \
+		"$(paired "${wall[$v]}" "${wall[text]}")" "$(ratio "${cpu[$v]}" "${cpu[text]}")" "$(ratio "${rss[$v]}" "${rss[text]}")"
+done
