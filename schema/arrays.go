@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"sync"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v16/arrow"
@@ -174,3 +175,40 @@ func (b *Strings) Reset() {
 // Array wraps the strings as a utf8 array without copying; b must not be
 // appended to while the array is in use.
 func (b *Strings) Array() *array.String { return StringArray(b.Offsets, b.Data) }
+
+// maxSharedNulls bounds the zeroed memory kept for all-null int32 arrays
+// (NullInt32Array): 64 MiB, 16 M rows; longer arrays get memory of their
+// own.
+const maxSharedNulls = 64 << 20
+
+// sharedZeros is the zeroed memory behind the all-null int32 arrays of at
+// most maxSharedNulls bytes: their values and their validity bitmap, read
+// and never written, so every such array shares it.
+var sharedZeros struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+// zeros returns n zero bytes that nobody writes.
+func zeros(n int) []byte {
+	if n > maxSharedNulls {
+		return make([]byte, n)
+	}
+	sharedZeros.mu.Lock()
+	defer sharedZeros.mu.Unlock()
+	if len(sharedZeros.b) < n {
+		sharedZeros.b = make([]byte, min(max(n, 2*len(sharedZeros.b)), maxSharedNulls))
+	}
+	return sharedZeros.b[:n]
+}
+
+// NullInt32Array returns an int32 array of n nulls (values 0). Its memory
+// is shared and read-only: a run read without its ranks (Options.SkipRanks)
+// gets one per batch without allocating it.
+func NullInt32Array(n int) *array.Int32 {
+	z := zeros(4 * n) // the bitmap's n/8 bytes fit too
+	d := array.NewData(arrow.PrimitiveTypes.Int32, n,
+		[]*memory.Buffer{memory.NewBufferBytes(z[:bitutil.BytesForBits(int64(n))]), memory.NewBufferBytes(z)}, nil, n, 0)
+	defer d.Release()
+	return array.NewInt32Data(d)
+}

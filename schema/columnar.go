@@ -675,7 +675,7 @@ func allFinite(v []float64) bool {
 func rankColumn(rec arrow.Record, n int, at func(int, string, error)) (arrow.Array, error) {
 	_, rcol := column(rec, FieldRank)
 	if rcol == nil {
-		return Int32Array(make([]int32, n), make([]bool, n)), nil
+		return NullInt32Array(n), nil
 	}
 	if c, ok := rcol.(*array.Int32); ok && c.Len() == n {
 		c.Retain()
