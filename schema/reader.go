@@ -97,8 +97,9 @@ type Options struct {
 	ReuseMemory bool
 	// SkipRanks lets the reader leave a long run's rank column unread,
 	// every rank null, for a caller that orders documents by score: a
-	// Parquet file of flat columns then decodes no ranks (other files read
-	// them as usual).
+	// Parquet file of flat columns then decodes no ranks, and a TREC run
+	// parses none (a line still needs its six fields); other files read
+	// them as usual.
 	SkipRanks bool
 }
 
@@ -132,10 +133,11 @@ func Open(ctx context.Context, path string, role Role, opts Options) (Reader, er
 		if role == RoleGold {
 			return openText(ctx, path, FormGoldLong, parseQrelsBlock, opts)
 		}
-		parse := parseTRECRunBlock
+		var mem *recycler
 		if opts.ReuseMemory {
-			parse = func(file string, data []byte) blockResult { return parseTRECRun(file, data, &batchMemory) }
+			mem = &batchMemory
 		}
+		parse := func(file string, data []byte) blockResult { return parseTRECRun(file, data, mem, opts.SkipRanks) }
 		return openText(ctx, path, FormRunLong, parse, opts)
 	case FormatJSONL:
 		if role == RoleGold {

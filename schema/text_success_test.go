@@ -2,8 +2,10 @@ package schema
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow/go/v16/arrow/array"
@@ -89,6 +91,24 @@ func TestTRECRunSuccess(t *testing.T) {
 	// there.
 	c = readText(t, "y.run", "q Q0 a - 1 t\nq Q0 b 2 1 t\n", RoleRun)
 	equal(t, "rows", c.RunLong, []runLongRow{{"q", "a", 1, 0, false, 1}, {"q", "b", 1, 2, true, 2}})
+
+	// With SkipRanks every rank is null and the rest is the same, with
+	// and without reused memory; a line without its six fields is still
+	// refused.
+	path := writeFile(t, t.TempDir(), "x.run", in)
+	for _, reuse := range []bool{false, true} {
+		got := mustRead(t, path, RoleRun, Options{SkipRanks: true, ReuseMemory: reuse, BlockSize: 64})
+		want := slices.Clone(c.RunLong[:0])
+		for _, r := range mustRead(t, path, RoleRun, Options{}).RunLong {
+			r.Rank, r.RankValid = 0, false
+			want = append(want, r)
+		}
+		equal(t, fmt.Sprintf("rows without ranks (reuse %v)", reuse), got.RunLong, want)
+	}
+	short := writeFile(t, t.TempDir(), "short.run", "q Q0 a 1 2.5 t\nq Q0 b 2 1\n")
+	if _, err := readFile(t, short, RoleRun, Options{SkipRanks: true}); !errors.Is(err, ErrFieldCount) {
+		t.Errorf("a five-field line with SkipRanks: %v, want %v", err, ErrFieldCount)
+	}
 }
 
 func TestJSONLGoldSuccess(t *testing.T) {

@@ -297,17 +297,22 @@ func parseGrade(b []byte) (int32, error) {
 // query_id Q0 doc_id rank score run_tag, ignoring further fields as
 // trec_eval does. A rank that is not an integer is kept as null: it matters
 // only with --rank-by rank.
-func parseTRECRunBlock(file string, data []byte) blockResult { return parseTRECRun(file, data, nil) }
+func parseTRECRunBlock(file string, data []byte) blockResult {
+	return parseTRECRun(file, data, nil, false)
+}
 
 // parseTRECRun is parseTRECRunBlock with the record's columns in memory
-// from mem (nil: new memory).
-func parseTRECRun(file string, data []byte, mem *recycler) blockResult {
+// from mem (nil: new memory). With skipRanks the rank field is not read:
+// every rank is null (Options.SkipRanks); the line must still have it.
+func parseTRECRun(file string, data []byte, mem *recycler, skipRanks bool) blockResult {
 	est, qidLen, docLen := sizeBlock(data, 0, 2)
 	qids := newRecycledStrings(mem, est, est*qidLen)
 	docs := newRecycledStrings(mem, est, est*docLen)
 	scores := recycledSlice[float64](mem, est)[:0]
-	ranks := recycledSlice[int32](mem, est)[:0]
-	var rankValid []bool // allocated at the first bad rank
+	ranks := rankParser{skip: skipRanks}
+	if !skipRanks {
+		ranks.ranks = recycledSlice[int32](mem, est)[:0]
+	}
 	lines := make([]int64, 0, est)
 	errs := blockErrors{file: file}
 	sc := newFieldScanner(data, 5, &errs)
@@ -329,26 +334,50 @@ func parseTRECRun(file string, data []byte, mem *recycler) blockResult {
 			errs.add(sc.line, fs[4].col, FieldScore, err)
 			continue
 		}
-		rank, err := parseInt32Fast(fs[3].b)
-		if err != nil && rankValid == nil {
-			rankValid = make([]bool, len(ranks), cap(ranks))
-			for i := range rankValid {
-				rankValid[i] = true
-			}
-		}
-		if rankValid != nil {
-			rankValid = append(rankValid, err == nil)
-		}
+		ranks.add(fs[3].b)
 		qids.AppendBytes(fs[0].b)
 		docs.AppendBytes(fs[2].b)
 		scores = append(scores, score)
-		ranks = append(ranks, rank)
 		lines = append(lines, sc.line)
 	}
 	res := blockResult{nLines: sc.line, lines: lines}
 	if len(errs.errs) == 0 {
 		res.rec = NewRecord(RunLong(), []arrow.Array{qids.arrayOf(nil, mem), docs.arrayOf(nil, mem),
-			wrapFixed(arrow.PrimitiveTypes.Float64, scores, nil, mem), wrapFixed(arrow.PrimitiveTypes.Int32, ranks, rankValid, mem)}, len(scores))
+			wrapFixed(arrow.PrimitiveTypes.Float64, scores, nil, mem), ranks.array(len(scores), mem)}, len(scores))
 	}
 	return errs.result(res)
+}
+
+// rankParser gathers the ranks of a block's lines: each an integer, or
+// null when the field is not one (it matters only with --rank-by rank);
+// with skip it reads none and every rank is null.
+type rankParser struct {
+	skip  bool
+	ranks []int32
+	valid []bool // allocated at the first bad rank
+}
+
+func (p *rankParser) add(field []byte) {
+	if p.skip {
+		return
+	}
+	rank, err := parseInt32Fast(field)
+	if err != nil && p.valid == nil {
+		p.valid = make([]bool, len(p.ranks), cap(p.ranks))
+		for i := range p.valid {
+			p.valid[i] = true
+		}
+	}
+	if p.valid != nil {
+		p.valid = append(p.valid, err == nil)
+	}
+	p.ranks = append(p.ranks, rank)
+}
+
+// array returns the rank column of n lines.
+func (p *rankParser) array(n int, mem *recycler) arrow.Array {
+	if p.skip {
+		return NullInt32Array(n)
+	}
+	return wrapFixed(arrow.PrimitiveTypes.Int32, p.ranks, p.valid, mem)
 }
