@@ -7,8 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 
+	"github.com/evalgate/evalgate/internal/fanout"
 	"github.com/evalgate/evalgate/llm"
 	"github.com/evalgate/evalgate/retrieval"
 )
@@ -163,39 +163,15 @@ func Run(ctx context.Context, t *Task, env Env) ([]byte, error) {
 // judgeMissing fills the records of the pairs without one, at most the
 // LLM file's concurrency at once.
 func judgeMissing(ctx context.Context, t *Task, env Env, recs []*Record) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for range min(env.Client.Config().Concurrency, len(recs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := range work {
-				rec, err := judgeOne(ctx, t, env, n)
-				if err != nil {
-					cancel(err)
-					continue
-				}
+	return fanout.Each(ctx, len(recs), env.Client.Config().Concurrency,
+		func(n int) bool { return recs[n] != nil },
+		func(ctx context.Context, n int) error {
+			rec, err := judgeOne(ctx, t, env, n)
+			if err == nil {
 				recs[n] = rec
 			}
-		}()
-	}
-	for n := range recs {
-		if recs[n] != nil {
-			continue
-		}
-		select {
-		case work <- n:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	close(work)
-	wg.Wait()
-	return context.Cause(ctx)
+			return err
+		})
 }
 
 // judgeOne finds pair n's outcome in the cache or asks the model, and

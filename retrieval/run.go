@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/apache/arrow/go/v16/arrow"
 
 	"github.com/evalgate/evalgate/ingest"
+	"github.com/evalgate/evalgate/internal/fanout"
 	"github.com/evalgate/evalgate/metric"
 	"github.com/evalgate/evalgate/retriever"
 	"github.com/evalgate/evalgate/schema"
@@ -74,52 +74,15 @@ func Run(ctx context.Context, t *Task, env Env) ([]byte, error) {
 // retriever's concurrency of them in flight (the client bounds the
 // process's requests across tasks too).
 func ask(ctx context.Context, t *Task, env Env, recs []*Record) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	work := make(chan int)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var first error
-	fail := func(err error) {
-		mu.Lock()
-		if first == nil {
-			first = err
-			cancel()
-		}
-		mu.Unlock()
-	}
-	for range min(env.Client.Config().Concurrency, len(recs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := range work {
-				rec, err := askOne(ctx, t, env, n)
-				if err != nil {
-					fail(err)
-					continue
-				}
+	return fanout.Each(ctx, len(recs), env.Client.Config().Concurrency,
+		func(n int) bool { return recs[n] != nil },
+		func(ctx context.Context, n int) error {
+			rec, err := askOne(ctx, t, env, n)
+			if err == nil {
 				recs[n] = rec
 			}
-		}()
-	}
-	for n := range recs {
-		if recs[n] != nil {
-			continue
-		}
-		select {
-		case work <- n:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	close(work)
-	wg.Wait()
-	if first != nil {
-		return first
-	}
-	return ctx.Err()
+			return err
+		})
 }
 
 // askOne asks for query n and stores the outcome; the record returned is
