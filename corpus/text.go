@@ -150,17 +150,6 @@ type textJob struct {
 	out   chan<- blockResult
 }
 
-var blockPool sync.Pool
-
-func getBlock(size int) *[]byte {
-	if p, ok := blockPool.Get().(*[]byte); ok && cap(*p) >= size {
-		*p = (*p)[:size]
-		return p
-	}
-	b := make([]byte, size)
-	return &b
-}
-
 // loadText reads the text corpus at path with p and merges the wanted
 // documents into acc.
 func loadText(ctx context.Context, path string, p lineParser, acc *accumulator, opts Options) error {
@@ -190,7 +179,7 @@ func loadText(ctx context.Context, path string, p lineParser, acc *accumulator, 
 			defer wg.Done()
 			for j := range work {
 				res := parseBlock(path, j.data, j.first, p, acc.want, acc.errs.Limit)
-				blockPool.Put(j.buf)
+				schema.RecycleBlock(j.buf)
 				j.out <- res // buffered: never blocks
 			}
 		}()
@@ -220,99 +209,33 @@ func loadText(ctx context.Context, path string, p lineParser, acc *accumulator, 
 	return ctx.Err()
 }
 
-// split reads src in blocks that end at a line boundary and hands them to
-// the parsers, in order. A byte-order mark at the start of the file is
-// dropped (line and column numbers are those of the text after it).
+// split reads src in blocks of whole lines (schema.LineBlocks) and hands
+// them to the parsers, in order.
 func split(ctx context.Context, path string, src io.Reader, blockSize int, work chan<- textJob, order chan<- chan blockResult) {
-	sendErr := func(err error) {
-		out := make(chan blockResult, 1)
-		out <- blockResult{err: err}
-		select {
-		case order <- out:
-		case <-ctx.Done():
-		}
-	}
-	var carry []byte
-	eof := false
-	for first := true; !eof; first = false {
-		bufp := getBlock(max(blockSize, 2*len(carry)))
-		buf := *bufp
-		n := copy(buf, carry)
-		var err error
-		tooLong := false
-		for {
-			n, err = fill(src, buf, n)
-			if err == io.EOF {
-				eof, err = true, nil
-			}
-			if eof || err != nil || bytes.IndexByte(buf[len(carry):n], '\n') >= 0 {
-				break
-			}
-			if len(buf) >= schema.MaxLineBytes {
-				tooLong = true
-				err = &schema.InputError{File: path, Err: fmt.Errorf("line longer than %d bytes", schema.MaxLineBytes)}
-				break
-			}
-			grown := make([]byte, 2*len(buf))
-			copy(grown, buf[:n])
-			buf, bufp = grown, &grown
-		}
-		// The first block now holds the first line whole (or the whole
-		// file, or MaxLineBytes of it), whatever the block size, so the
-		// verdict on its line ends does not depend on where blocks end.
-		if first && crOnly(buf[:min(n, schema.MaxLineBytes)]) && (err == nil || tooLong) {
-			err = &schema.InputError{File: path, Err: fmt.Errorf("%w: line ends are CR only (classic Mac); convert to LF", schema.ErrLineEnds)}
-		}
-		if err != nil {
-			sendErr(err)
+	blocks := schema.NewLineBlocks(src, path, blockSize)
+	for {
+		data, buf, first, err := blocks.Next()
+		if err == io.EOF {
 			return
 		}
-		data := buf[:n]
-		if first {
-			data = bytes.TrimPrefix(data, utf8BOM)
-		}
-		carry = carry[:0]
-		if !eof {
-			cut := bytes.LastIndexByte(data, '\n') + 1
-			carry = append(carry, data[cut:]...)
-			data = data[:cut]
-		}
-		if len(data) == 0 {
-			continue
-		}
 		out := make(chan blockResult, 1)
+		if err != nil {
+			out <- blockResult{err: err}
+		}
 		select {
 		case order <- out:
 		case <-ctx.Done():
 			return
 		}
+		if err != nil {
+			return
+		}
 		select {
-		case work <- textJob{data: data, buf: bufp, first: first, out: out}:
+		case work <- textJob{data: data, buf: buf, first: first, out: out}:
 		case <-ctx.Done():
 			return
 		}
 	}
-}
-
-// crOnly reports whether the start of a file b has lines ended by a lone
-// CR: a CR before its last byte, and no LF at all.
-func crOnly(b []byte) bool {
-	cr := bytes.IndexByte(b, '\r')
-	return cr >= 0 && cr+1 < len(b) && bytes.IndexByte(b, '\n') < 0
-}
-
-// fill reads from src into buf[n:] until buf is full, the input ends
-// (io.EOF) or reading fails, passing the reader's own errors through (a
-// truncated gzip stream must not look like the end of the file).
-func fill(src io.Reader, buf []byte, n int) (int, error) {
-	for n < len(buf) {
-		m, err := src.Read(buf[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }
 
 // readError turns an error reading the file, after lineBase lines, into

@@ -74,17 +74,6 @@ type textReader struct {
 	closeMu   sync.Once
 }
 
-var blockPool sync.Pool
-
-func getBlock(size int) *[]byte {
-	if p, ok := blockPool.Get().(*[]byte); ok && cap(*p) >= size {
-		*p = (*p)[:size]
-		return p
-	}
-	b := make([]byte, size)
-	return &b
-}
-
 func openText(ctx context.Context, path string, form Form, parse blockParser, opts Options) (*textReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -128,7 +117,7 @@ func openText(ctx context.Context, path string, form Form, parse blockParser, op
 			defer r.wg.Done()
 			for j := range work {
 				res := parse(path, j.data)
-				blockPool.Put(j.buf)
+				RecycleBlock(j.buf)
 				j.out <- res // buffered: never blocks
 			}
 		}()
@@ -136,95 +125,30 @@ func openText(ctx context.Context, path string, form Form, parse blockParser, op
 	return r, nil
 }
 
-// split reads src in blocks that end at a line boundary and hands them to
-// the parsers, recording their order. A byte-order mark at the start of the
-// file is dropped from the first block (which holds at least the whole
-// first line), so that the parsers never see it and line and column
-// numbers are those of the text after it.
+// split reads src in blocks of whole lines (LineBlocks) and hands them to
+// the parsers, recording their order.
 func (r *textReader) split(ctx context.Context, src io.Reader, blockSize int, work chan<- textJob) {
-	var carry []byte
-	eof := false
-	for first := true; !eof; first = false {
-		bufp := getBlock(max(blockSize, 2*len(carry)))
-		buf := *bufp
-		n := copy(buf, carry)
-		var err error
-		tooLong := false
-		for {
-			n, err = fill(src, buf, n)
-			if err == io.EOF {
-				eof, err = true, nil
-			}
-			if eof || err != nil || bytes.IndexByte(buf[len(carry):n], '\n') >= 0 {
-				break
-			}
-			if len(buf) >= MaxLineBytes {
-				tooLong = true
-				err = &InputError{File: r.file, Line: -1, Err: fmt.Errorf("line longer than %d bytes", MaxLineBytes)}
-				break
-			}
-			grown := make([]byte, 2*len(buf))
-			copy(grown, buf[:n])
-			buf, bufp = grown, &grown
-		}
-		// The first block now holds the first line whole (or the whole
-		// file, or MaxLineBytes of it), whatever the block size, so the
-		// verdict on its line ends does not depend on where blocks end.
-		if first && crOnly(buf[:min(n, MaxLineBytes)]) && (err == nil || tooLong) {
-			// The whole file would read as one line.
-			err = &InputError{File: r.file, Err: fmt.Errorf("%w: line ends are CR only (classic Mac); convert to LF", ErrLineEnds)}
+	blocks := NewLineBlocks(src, r.file, blockSize)
+	for {
+		data, buf, _, err := blocks.Next()
+		if err == io.EOF {
+			return
 		}
 		if err != nil {
 			r.send(ctx, pending{err: err})
 			return
-		}
-		data := buf[:n]
-		if first {
-			data = trimBOM(data)
-		}
-		carry = carry[:0]
-		if !eof {
-			cut := bytes.LastIndexByte(data, '\n') + 1
-			carry = append(carry, data[cut:]...)
-			data = data[:cut]
-		}
-		if len(data) == 0 {
-			continue
 		}
 		p := pending{out: make(chan blockResult, 1)}
 		if !r.send(ctx, p) {
 			return
 		}
 		select {
-		case work <- textJob{data: data, buf: bufp, out: p.out}:
+		case work <- textJob{data: data, buf: buf, out: p.out}:
 		case <-ctx.Done():
 			p.out <- blockResult{} // nobody will parse it; unblock Close
 			return
 		}
 	}
-}
-
-// crOnly reports whether the start of a file b has lines ended by a lone
-// CR (classic Mac OS line ends): a CR before its last byte, and no LF at
-// all. A CR in a file that has LFs is data, or part of a CR LF.
-func crOnly(b []byte) bool {
-	cr := bytes.IndexByte(b, '\r')
-	return cr >= 0 && cr+1 < len(b) && bytes.IndexByte(b, '\n') < 0
-}
-
-// fill reads from src into buf[n:] until buf is full, the input ends
-// (io.EOF) or reading fails. Unlike io.ReadFull it passes the reader's own
-// errors through, so a truncated gzip stream (io.ErrUnexpectedEOF from the
-// decompressor) is not mistaken for the end of the file.
-func fill(src io.Reader, buf []byte, n int) (int, error) {
-	for n < len(buf) {
-		m, err := src.Read(buf[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }
 
 func (r *textReader) send(ctx context.Context, p pending) bool {
