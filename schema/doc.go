@@ -36,9 +36,13 @@
 // # Readers and errors
 //
 // Open detects the format of a file (by extension and content) and returns a
-// Reader of Batches. Text formats are parsed in parallel blocks, delivered
-// in file order; a UTF-8 byte-order mark at the start of a text file is
-// skipped (anywhere else it is an ordinary character). Every problem with the input is an *InputError naming the
+// Reader of Batches. Text formats are parsed in parallel blocks of whole
+// lines (LineBlocks, which the corpus loader uses too), delivered in file
+// order; a UTF-8 byte-order mark at the start of a text file is skipped
+// (anywhere else it is an ordinary character). A run read for ranking by
+// score (Options.SkipRanks) leaves its ranks unread, all null: a TREC run
+// parses no rank field, a flat Parquet file decodes no rank column. Every
+// problem with the input is an *InputError naming the
 // file, the line (or row) and the cause; readers collect them into an
 // ErrorList and report all of them at the end (the first few in full).
 // Readers never panic on malformed input: each parser has a fuzz target.
