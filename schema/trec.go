@@ -357,10 +357,15 @@ type rankParser struct {
 	valid []bool // allocated at the first bad rank
 }
 
+// add takes the rank field of a line; it inlines, so that a block read
+// without its ranks costs no call a line.
 func (p *rankParser) add(field []byte) {
-	if p.skip {
-		return
+	if !p.skip {
+		p.parse(field)
 	}
+}
+
+func (p *rankParser) parse(field []byte) {
 	rank, err := parseInt32Fast(field)
 	if err != nil && p.valid == nil {
 		p.valid = make([]bool, len(p.ranks), cap(p.ranks))
