@@ -238,3 +238,18 @@ func BenchmarkReplicateRows(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDraws draws one query's bootstrap weights and permutation
+// signs (1000 replicates, 1000 permutations), as every paired query does.
+func BenchmarkDraws(b *testing.B) {
+	p := &Pairing{Replicates: 1000, Permutations: 1000, Seed: 1}
+	weights := make([]uint8, p.Replicates)
+	signs := make([]uint64, (p.Permutations+63)/64)
+	ids := make([]string, 1024)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("q%07d", i)
+	}
+	for i := 0; b.Loop(); i++ {
+		p.draws(ids[i%len(ids)], weights, signs)
+	}
+}

@@ -180,7 +180,7 @@ func (k *Kernel) addPaired(p *Partial, v *schema.ShardView, r, first, baseFirst 
 // addStats adds the current query to p.stats[i].
 func (k *Kernel) addStats(p *Partial, i int) {
 	s := p.stats[i]
-	s.addCounts(k.diffs, k.weights)
+	s.addDiffs(k.diffs)
 	if k.blocks[i] == nil {
 		k.blocks[i] = newReplicateBlock(p.pairing)
 	}

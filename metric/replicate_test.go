@@ -49,7 +49,7 @@ func TestReplicateBlockMatchesReference(t *testing.T) {
 				if q%17 == 0 {
 					clear(d)
 				}
-				got.addCounts(d, weights)
+				got.addDiffs(d)
 				want.addCounts(d, weights)
 				b.add(got, d, weights, signs)
 				want.addTerms(d, weights, signs)
@@ -153,5 +153,39 @@ func TestPoissonTable(t *testing.T) {
 	}
 	if straddling > len(poissonCDF) {
 		t.Fatalf("%d straddling buckets", straddling)
+	}
+}
+
+// weightSums gives the sums of adding the weights one by one, with every
+// weight at its largest (11, the most a byte lane may add up before it is
+// spilled) or mixed, for replicate counts with and without a partial word,
+// flushed early, at the spill or never before the end.
+func TestWeightSumsMatchOneByOne(t *testing.T) {
+	rng := splitmix64(5)
+	for _, reps := range []int{0, 5, 8, 64, 1000, 1003} {
+		for _, queries := range []int{1, maxPackedQueries - 1, maxPackedQueries, maxPackedQueries + 1, 100} {
+			for _, largest := range []bool{true, false} {
+				got, want := make([]int64, reps), make([]int64, reps)
+				ws := weightSums{packed: make([]uint64, reps/8)}
+				weights := make([]uint8, reps)
+				for q := range queries {
+					for i := range weights {
+						weights[i] = 11
+						if !largest {
+							weights[i] = uint8(rng.next() % 12)
+						}
+						want[i] += int64(weights[i])
+					}
+					ws.add(got, weights)
+					if q == 30 {
+						ws.flush(got)
+					}
+				}
+				ws.flush(got)
+				if !slices.Equal(got, want) {
+					t.Fatalf("%d replicates, %d queries, largest %v: sums differ", reps, queries, largest)
+				}
+			}
+		}
 	}
 }
