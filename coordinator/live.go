@@ -153,7 +153,7 @@ func retrieveTask(job *Job, gold *ingest.Gold, base *ingest.Baseline, queries []
 			q.Judged[j] = gold.Doc(gi, j)
 		}
 		if base != nil {
-			q.Baseline = base.Ranking(gi)
+			q.Baseline = base.Ranking(nil, gi)
 		}
 		t.Queries[i] = q
 	}

@@ -566,6 +566,7 @@ type builder struct {
 	judged  []string // the current query's judged doc ids
 	docs    []string // its ranked doc ids
 	ranked  []string // ... after duplicates and the depth cut, for Config.Ranked
+	base    []uint32 // its baseline ranking, with Config.Baseline
 	ranker  Ranker
 	// routeIdx maps a route to 1 + its index in the unit's Routed (0:
 	// none yet); reset after each unit.
@@ -709,10 +710,11 @@ func (b *builder) build(u *Unit) error {
 			u.Gold = append(u.Gold, gr.gold)
 		}
 		if cfg.Baseline != nil {
-			if len(cfg.Baseline.Ranking(gr.gold)) == 0 {
+			b.base = cfg.Baseline.Ranking(b.base[:0], gr.gold)
+			if len(b.base) == 0 {
 				u.stats.BaselineMissing++
 			}
-			rows.AppendPair(gr.seq, qid, gold.Groups(gr.gold), grades, rk.IDs, cfg.Baseline.Ranking(gr.gold))
+			rows.AppendPair(gr.seq, qid, gold.Groups(gr.gold), grades, rk.IDs, b.base)
 		} else {
 			rows.Append(gr.seq, qid, gold.Groups(gr.gold), grades, rk.IDs)
 		}

@@ -57,25 +57,3 @@ func (a *Bytes) Size() int { return a.size }
 
 // Set replaces element i.
 func (s *Slice[T]) Set(i int, v T) { s.chunks[i>>shift][i&(1<<shift-1)] = v }
-
-// Uint32s stores uint32 sequences in chunks and returns stable views.
-// The zero value is ready to use.
-type Uint32s struct {
-	cur []uint32
-}
-
-const chunkUint32s = 1 << 20
-
-// Append copies v into the arena and returns the stored copy, which stays
-// valid (and is never moved) as long as the arena is reachable.
-func (a *Uint32s) Append(v []uint32) []uint32 {
-	if len(v) == 0 {
-		return nil
-	}
-	if cap(a.cur)-len(a.cur) < len(v) {
-		a.cur = make([]uint32, 0, max(chunkUint32s, len(v)))
-	}
-	start := len(a.cur)
-	a.cur = append(a.cur, v...)
-	return a.cur[start:len(a.cur):len(a.cur)]
-}
