@@ -20,6 +20,11 @@
 // two passes through temporary files, still in bounded memory, handing the
 // queries on in gold-set order.
 //
+// LoadBaseline joins a baseline run the same way and keeps each query's
+// interned ranking for the rows of a paired join: as its length and where
+// its judged documents are (the unjudged ones are numbered in ranking
+// order), a few bytes per judged document retrieved.
+//
 // Every choice follows trec_eval unless a Config field says otherwise; the
 // counts of what was not scored (queries only in the run, gold queries
 // missing from the run, queries without relevant documents, duplicate doc

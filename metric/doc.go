@@ -50,7 +50,9 @@
 // differences in fixed point), added 8 queries at a time through subset-sum
 // tables in int64 rows and flushed to int128 before they could overflow
 // (replicate.go): the same integers as adding every term on its own, the
-// reference a test holds them to. Built with GOEXPERIMENT=simd on amd64
+// reference a test holds them to. The sums of the bootstrap weights add
+// eight replicates' weights in the byte lanes of a word, spilled into
+// int64 every 23 queries (weightSums). Built with GOEXPERIMENT=simd on amd64
 // with AVX2, the row loops use simd/archsimd; the default build's scalar
 // loops are the reference of a test that both give the same sums.
 package metric
