@@ -247,6 +247,10 @@ func (b *replicateBlock) flush(s *PairedStats) {
 // 23·11 = 253.
 const maxPackedQueries = 255 / 11
 
+// A weight is at most len(poissonCDF): a lane's sum must fit its byte
+// (this does not compile otherwise).
+const _ = uint8(maxPackedQueries * len(poissonCDF))
+
 // weightSums adds queries' bootstrap weights eight replicates at a time,
 // in the bytes of a uint64 (a replicate's weights in one byte lane), and
 // spills the lanes into the int64 sums of weights every maxPackedQueries
