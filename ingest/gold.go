@@ -335,11 +335,7 @@ func (l *goldLoader) addLong(b *schema.Batch) {
 	l.batches[bi].qids = qids
 	n := qids.Len()
 	for lo := 0; lo < n; {
-		id := qids.Value(lo)
-		hi := lo + 1
-		for hi < n && qids.Value(hi) == id {
-			hi++
-		}
+		hi := schema.RunEnd(qids, lo, qids.Value(lo))
 		l.addSpan(span{batch: bi, lo: int32(lo), hi: int32(hi), row: -1})
 		lo = hi
 	}

@@ -145,7 +145,7 @@ func (l *goldLoader) intern(ctx context.Context) error {
 	// first span, -(span+1), in its table (noting the slot) and in every
 	// span of it. The table has room for all: no slot moves.
 	x := l.g.byID
-	slot := make([]int32, len(spans)) // a new query's slot, by first span
+	slot := make([]int32, len(spans)) // a new query's slot + 1, by first span (0: not a new query's)
 	err = parallel(ctx, queryShards, func(s int) {
 		t := &x.shards[s]
 		t.reserve(int(start[s+1] - start[s])) // most queries have one span
@@ -162,7 +162,7 @@ func (l *goldLoader) intern(ctx context.Context) error {
 			})
 			if !ok {
 				q = -(i + 1)
-				slot[i] = int32(t.insert(hashes[i], q))
+				slot[i] = int32(t.insert(hashes[i], q)) + 1
 			}
 			sp.query = q
 		}
@@ -170,7 +170,10 @@ func (l *goldLoader) intern(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// New queries get their indexes in order of first appearance.
+	// New queries get their indexes in order of first appearance; then
+	// each shard, on every core, puts them in the slots it marked (a
+	// write to a random slot a query, which one goroutine walking all the
+	// shards would pay a cache miss for).
 	l.reserveQueries(spans)
 	g := l.g
 	for i := range spans {
@@ -178,10 +181,20 @@ func (l *goldLoader) intern(ctx context.Context) error {
 		switch q := sp.query; {
 		case q == -int32(i+1):
 			sp.query = g.addQuery(l.spanID(sp))
-			x.shards[shardOf(hashes[i])].slots[slot[i]].ref = sp.query
 		case q < 0:
 			sp.query = spans[-q-1].query
 		}
+	}
+	err = parallel(ctx, queryShards, func(s int) {
+		t := &x.shards[s]
+		for _, i := range order[start[s]:start[s+1]] {
+			if k := slot[i]; k > 0 {
+				t.slots[k-1].ref = spans[i].query
+			}
+		}
+	})
+	if err != nil {
+		return err
 	}
 	l.releaseIDs()
 	return nil
