@@ -465,19 +465,9 @@ func (p *Pairing) diffs(d []int64, vals, base []float64) {
 	}
 }
 
-// addCounts adds a query's bootstrap weights and its differences d (from
-// p.diffs) to the sums of weights and of differences, one by one: the
-// reference of addDiffs and replicateBlock.add, which the kernel uses.
-func (s *PairedStats) addCounts(d []int64, weights []uint8) {
-	for i, w := range weights {
-		s.W[i] += int64(w)
-	}
-	s.addDiffs(d)
-}
-
 // addDiffs adds a query's differences d (from p.diffs) to the sums of
 // differences; its weights and its terms of the replicate and
-// permutation sums go to a replicateBlock (or addCounts and addTerms).
+// permutation sums go to a replicateBlock.
 func (s *PairedStats) addDiffs(d []int64) {
 	for mi, x := range d {
 		s.D[mi].add64(x)

@@ -255,7 +255,7 @@ const _ = uint8(maxPackedQueries * len(poissonCDF))
 // in the bytes of a uint64 (a replicate's weights in one byte lane), and
 // spills the lanes into the int64 sums of weights every maxPackedQueries
 // queries and when flushed: the same sums as adding the weights one by
-// one (PairedStats.addCounts), with an eighth of the additions.
+// one (addCounts, in the tests), with an eighth of the additions.
 type weightSums struct {
 	packed []uint64 // lane i of packed[k]: replicate 8k+i
 	n      int      // queries in packed

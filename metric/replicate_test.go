@@ -189,3 +189,13 @@ func TestWeightSumsMatchOneByOne(t *testing.T) {
 		}
 	}
 }
+
+// addCounts adds a query's bootstrap weights and its differences d to the
+// sums of weights and of differences, one by one: the reference of
+// addDiffs and of the weight sums of replicateBlock.add.
+func (s *PairedStats) addCounts(d []int64, weights []uint8) {
+	for i, w := range weights {
+		s.W[i] += int64(w)
+	}
+	s.addDiffs(d)
+}
