@@ -17,6 +17,7 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/evalgate/evalgate/internal/arena"
+	"github.com/evalgate/evalgate/internal/pages"
 	"github.com/evalgate/evalgate/schema"
 )
 
@@ -447,7 +448,11 @@ func (l *goldLoader) build(ctx context.Context, file string) error {
 	spanStart := make([]int32, nq+1)
 	values := make([]int64, nq+1)   // judgments before each query
 	docBytes := make([]int64, nq+1) // doc id bytes before each query
-	inOrder := true                 // the spans are by query
+	// The counts are added to in place: write each page first.
+	pages.Prefault(spanStart)
+	pages.Prefault(values)
+	pages.Prefault(docBytes)
+	inOrder := true // the spans are by query
 	for k, s := range l.spans {
 		spanStart[s.query+1]++
 		values[s.query+1] += int64(s.hi - s.lo)

@@ -3,6 +3,8 @@ package ingest
 import (
 	"context"
 
+	"github.com/evalgate/evalgate/internal/pages"
+
 	"github.com/zeebo/xxh3"
 )
 
@@ -78,6 +80,8 @@ func (t *idTable) reserve(n int) {
 	}
 	old := t.slots
 	t.slots = make([]idSlot, size)
+	// Probing reads a slot before writing it: write each page first.
+	pages.Prefault(t.slots)
 	for _, s := range old {
 		if s.tag != 0 {
 			t.place(s)
