@@ -513,7 +513,11 @@ func stringsOf(a arrow.Array, name string) (func(i int) string, error) {
 		return c.Value, nil
 	case *array.LargeString:
 		return c.Value, nil
+	case *array.StringView: // polars writes its strings as views
+		return c.Value, nil
 	case *array.Binary:
+		return func(i int) string { return string(c.Value(i)) }, nil
+	case *array.BinaryView:
 		return func(i int) string { return string(c.Value(i)) }, nil
 	case *array.Dictionary:
 		dict, ok := c.Dictionary().(stringValues)

@@ -268,6 +268,22 @@ func TestColumnarForeignTypes(t *testing.T) {
 			func(t *testing.T, c *contents) {
 				equal(t, "rows", c.RunLong, []runLongRow{{"q1", "d1", 0.5, 1, true, 1}, {"q1", "d2", 0.25, 0, false, 2}})
 			}, false},
+		{"run long string_view ids as polars writes them", RoleRun, []arrow.Field{
+			{Name: "query_id", Type: arrow.BinaryTypes.StringView},
+			{Name: "doc_id", Type: arrow.BinaryTypes.StringView},
+			{Name: "score", Type: arrow.PrimitiveTypes.Float64},
+		}, `[{"query_id": "q1", "doc_id": "d1", "score": 0.5}, {"query_id": "q1", "doc_id": "a-doc-id-longer-than-twelve-bytes", "score": 0.25}]`,
+			func(t *testing.T, c *contents) {
+				equal(t, "rows", c.RunLong, []runLongRow{{"q1", "d1", 0.5, 0, false, 1}, {"q1", "a-doc-id-longer-than-twelve-bytes", 0.25, 0, false, 2}})
+			}, true},
+		{"gold long binary_view ids", RoleGold, []arrow.Field{
+			{Name: "query_id", Type: arrow.BinaryTypes.BinaryView},
+			{Name: "doc_id", Type: arrow.BinaryTypes.StringView},
+			{Name: "grade", Type: arrow.PrimitiveTypes.Int32},
+		}, `[{"query_id": "cTE=", "doc_id": "d1", "grade": 2}]`,
+			func(t *testing.T, c *contents) {
+				equal(t, "rows", c.GoldLong, []goldLongRow{{"q1", "d1", 2, 1}})
+			}, true},
 		{"run long int score no rank", RoleRun, []arrow.Field{
 			{Name: "query_id", Type: arrow.BinaryTypes.String},
 			{Name: "doc_id", Type: arrow.BinaryTypes.String},
