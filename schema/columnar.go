@@ -299,6 +299,13 @@ func buildCanonical(form Form, rec arrow.Record, at func(int, string, error), er
 	_, docList := column(rec, FieldDocIDs)
 	_, docCol := column(rec, FieldDocID)
 	n := int(rec.NumRows())
+	if form == FormRunLong {
+		if runs, ok := validQueryRuns(qcol, n); ok {
+			runs.Retain()
+			held = append(held, runs)
+			return buildRunLong(rec, runs, docCol, n, at, held)
+		}
+	}
 	qids, err := copyStrings(qcol, FieldQueryID, n, at)
 	if err != nil {
 		return nil, nil, err
@@ -321,25 +328,7 @@ func buildCanonical(form Form, rec arrow.Record, at func(int, string, error), er
 		}
 		return NewRecord(GoldLong(), []arrow.Array{qids, docs, Int32Array(grades, nil)}, n), nil, nil
 	case FormRunLong:
-		docs, err := copyStrings(docCol, FieldDocID, n, at)
-		if err != nil {
-			return nil, held, err
-		}
-		held = append(held, docs)
-		_, scol := column(rec, FieldScore)
-		if scol == nil {
-			return nil, held, missingColumns(rec, FieldScore)
-		}
-		scores, err := scoreColumn(scol, FieldScore, at)
-		if err != nil {
-			return nil, held, err
-		}
-		held = append(held, scores)
-		ranks, err := rankColumn(rec, n, at)
-		if err != nil {
-			return nil, held, err
-		}
-		return NewRecord(RunLong(), []arrow.Array{qids, docs, scores, ranks}, n), nil, nil
+		return buildRunLong(rec, qids, docCol, n, at, held)
 	case FormGoldList:
 		offs, docs, err := copyStringList(docList, FieldDocIDs, at)
 		if err != nil {
@@ -525,8 +514,52 @@ func stringsOf(a arrow.Array, name string) (func(i int) string, error) {
 			break
 		}
 		return func(i int) string { return dict.Value(c.GetValueIndex(i)) }, nil
+	case *array.RunEndEncoded:
+		if _, ok := c.Values().(*array.RunEndEncoded); ok {
+			break // nested run-end encoding
+		}
+		get, err := stringsOf(c.Values(), name)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkRunEnds(c); err != nil {
+			return nil, fmt.Errorf("column %s: %w", name, err)
+		}
+		return func(i int) string { return get(c.GetPhysicalIndex(i)) }, nil
 	}
 	return nil, fmt.Errorf("column %s: %w: want utf8, got %s", name, ErrTypeMismatch, a.DataType())
+}
+
+// checkRunEnds checks that the run ends of c can locate each of its rows:
+// one a value, without nulls, strictly increasing from above 0, the last
+// at or past the end of c's rows.
+func checkRunEnds(c *array.RunEndEncoded) error {
+	var at func(k int) int64
+	switch e := c.RunEndsArr().(type) {
+	case *array.Int16:
+		at = func(k int) int64 { return int64(e.Value(k)) }
+	case *array.Int32:
+		at = func(k int) int64 { return int64(e.Value(k)) }
+	case *array.Int64:
+		at = e.Value
+	default:
+		return fmt.Errorf("run ends of type %s", c.RunEndsArr().DataType())
+	}
+	ends := c.RunEndsArr()
+	if ends.NullN() != 0 || ends.Len() != c.Values().Len() {
+		return errors.New("run ends with nulls, or not one a value")
+	}
+	prev := int64(0)
+	for k := range ends.Len() {
+		if at(k) <= prev {
+			return fmt.Errorf("run end %d at %d is not past %d", k, at(k), prev)
+		}
+		prev = at(k)
+	}
+	if c.Len() > 0 && prev < int64(c.Data().Offset()+c.Len()) {
+		return fmt.Errorf("runs end at row %d of %d", prev, c.Data().Offset()+c.Len())
+	}
+	return nil
 }
 
 func checkID(s string) error {
@@ -537,6 +570,51 @@ func checkID(s string) error {
 		return ErrInvalidUTF8
 	}
 	return nil
+}
+
+// buildRunLong builds the canonical run-long record of rec from its query
+// ids qids (utf8, or of QueryRunsType), which held includes.
+func buildRunLong(rec arrow.Record, qids, docCol arrow.Array, n int, at func(int, string, error), held []arrow.Array) (arrow.Record, []arrow.Array, error) {
+	docs, err := copyStrings(docCol, FieldDocID, n, at)
+	if err != nil {
+		return nil, held, err
+	}
+	held = append(held, docs)
+	_, scol := column(rec, FieldScore)
+	if scol == nil {
+		return nil, held, missingColumns(rec, FieldScore)
+	}
+	scores, err := scoreColumn(scol, FieldScore, at)
+	if err != nil {
+		return nil, held, err
+	}
+	held = append(held, scores)
+	ranks, err := rankColumn(rec, n, at)
+	if err != nil {
+		return nil, held, err
+	}
+	s := RunLong()
+	if qids.DataType().ID() == arrow.RUN_END_ENCODED {
+		s = RunLongEncoded()
+	}
+	return NewRecord(s, []arrow.Array{qids, docs, scores, ranks}, n), nil, nil
+}
+
+// validQueryRuns returns a run-long query_id column a of n rows as it is
+// when it is of QueryRunsType, with well-formed runs (queryRuns) and
+// every id non-null, non-empty and valid UTF-8, checked once a run: the
+// join then takes a query's rows a run at a time. ok is false for any
+// other column, which copyStrings reads (and reports row by row).
+func validQueryRuns(a arrow.Array, n int) (*array.RunEndEncoded, bool) {
+	c, ok := a.(*array.RunEndEncoded)
+	if !ok || c.Len() != n {
+		return nil, false
+	}
+	_, vals, ok := queryRuns(c)
+	if !ok || !idsValid(vals) {
+		return nil, false
+	}
+	return c, true
 }
 
 // copyStrings returns the id column a as a utf8 array, reporting nulls,
@@ -699,7 +777,7 @@ func copyStringsSlow(a arrow.Array, name string, n int, at func(int, string, err
 	}
 	b := NewStrings(n, 16*n)
 	for i := 0; i < n; i++ {
-		if a.IsNull(i) {
+		if rowIsNull(a, i) {
 			at(i, name, ErrNull)
 			b.Append("")
 			continue
@@ -711,6 +789,15 @@ func copyStringsSlow(a arrow.Array, name string, n int, at func(int, string, err
 		b.Append(s)
 	}
 	return b.Array(), nil
+}
+
+// rowIsNull reports whether row i of a is null: for a run-end encoded
+// array, whether its run's value is.
+func rowIsNull(a arrow.Array, i int) bool {
+	if c, ok := a.(*array.RunEndEncoded); ok {
+		return c.Values().IsNull(c.GetPhysicalIndex(i))
+	}
+	return a.IsNull(i)
 }
 
 func copyNullableStrings(a arrow.Array, name string, at func(int, string, error)) (*array.String, error) {

@@ -114,6 +114,9 @@ func appendBatch(t testing.TB, c *contents, b *Batch) {
 		want = GoldList()
 	case FormRunLong:
 		want = RunLong()
+		if rec.Column(0).DataType().ID() == arrow.RUN_END_ENCODED {
+			want = RunLongEncoded()
+		}
 	case FormRunList:
 		want = RunList()
 	default:
@@ -150,7 +153,10 @@ func appendBatch(t testing.TB, c *contents, b *Batch) {
 			c.GoldLong = append(c.GoldLong, goldLongRow{strings.Clone(q.Value(i)), strings.Clone(d.Value(i)), g.Value(i), pos(i)})
 		}
 	case FormRunLong:
-		q := rec.Column(0).(*array.String)
+		q, err := RunQueryIDs(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
 		d := rec.Column(1).(*array.String)
 		s := rec.Column(2).(*array.Float64)
 		r := rec.Column(3).(*array.Int32)

@@ -148,6 +148,9 @@ func (l *batchLayout) array(t arrow.DataType, depth int) (d *array.Data, err err
 	if err != nil {
 		return nil, err
 	}
+	if t, ok := t.(*arrow.RunEndEncodedType); ok {
+		return l.runEndEncoded(t, length, nulls, depth)
+	}
 	var bufs []*memory.Buffer
 	var children []arrow.ArrayData
 	defer func() {
@@ -220,6 +223,30 @@ func (l *batchLayout) array(t arrow.DataType, depth int) (d *array.Data, err err
 		return nil, errNoView
 	}
 	return array.NewData(t, int(length), bufs, children, int(nulls), 0), nil
+}
+
+// runEndEncoded lays out a run-end encoded array of length rows: no
+// buffers of its own (not even validity), then its run ends, then its
+// values. Run ends of the array's type without nulls only: the Arrow
+// reader reports the others.
+func (l *batchLayout) runEndEncoded(t *arrow.RunEndEncodedType, length, nulls int64, depth int) (*array.Data, error) {
+	if nulls != 0 || !t.ValidRunEndsType(t.RunEnds()) {
+		return nil, errNoView
+	}
+	ends, err := l.array(t.RunEnds(), depth+1)
+	if err != nil {
+		return nil, err
+	}
+	defer ends.Release()
+	if ends.NullN() != 0 {
+		return nil, errNoView
+	}
+	values, err := l.array(t.Encoded(), depth+1)
+	if err != nil {
+		return nil, err
+	}
+	defer values.Release()
+	return array.NewData(t, int(length), []*memory.Buffer{nil}, []arrow.ArrayData{ends, values}, 0, 0), nil
 }
 
 // alignOf is the alignment a buffer of w-byte values needs: the largest

@@ -31,17 +31,18 @@ var viewSchema = arrow.NewSchema([]arrow.Field{
 		arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		arrow.Field{Name: "y", Type: arrow.BinaryTypes.String, Nullable: true}), Nullable: true},
 	{Name: "m", Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.BinaryTypes.String), Nullable: true},
+	{Name: "ree", Type: arrow.RunEndEncodedOf(arrow.PrimitiveTypes.Int32, arrow.BinaryTypes.String), Nullable: true},
 }, nil)
 
 var viewBatches = []string{
 	`[{"s": "a", "ls": "bb", "b": "AQI=", "i8": 1, "i32": 7, "f64": 1.5, "ok": true, "fsb": "AQID",
-	   "l": ["x", "yz"], "ll": [1, 2.5], "st": {"x": 3, "y": "q"}, "m": [{"key": "k", "value": "v"}]},
+	   "l": ["x", "yz"], "ll": [1, 2.5], "st": {"x": 3, "y": "q"}, "m": [{"key": "k", "value": "v"}], "ree": "q1"},
 	  {"s": null, "ls": null, "b": null, "i8": null, "i32": null, "f64": null, "ok": null, "fsb": null,
-	   "l": null, "ll": null, "st": null, "m": null},
+	   "l": null, "ll": null, "st": null, "m": null, "ree": "q1"},
 	  {"s": "", "ls": "", "b": "", "i8": -3, "i32": 0, "f64": -0.25, "ok": false, "fsb": "BAUG",
-	   "l": [], "ll": [], "st": {"x": null, "y": null}, "m": []}]`,
+	   "l": [], "ll": [], "st": {"x": null, "y": null}, "m": [], "ree": null}]`,
 	`[{"s": "ünï", "ls": "c", "b": "", "i8": 2, "i32": 2, "f64": 2, "ok": true, "fsb": "BwgJ",
-	   "l": ["a", null], "ll": [3], "st": {"x": 1, "y": "r"}, "m": [{"key": "a", "value": null}]}]`,
+	   "l": ["a", null], "ll": [3], "st": {"x": 1, "y": "r"}, "m": [{"key": "a", "value": null}], "ree": "q2"}]`,
 	`[]`,
 }
 

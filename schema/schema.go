@@ -127,6 +127,24 @@ func RunLong() *arrow.Schema {
 	}, meta(FormRunLong))
 }
 
+// QueryRunsType is the type of a run-long query_id column that holds each
+// query's id once for its rows: run-end encoded, with int32 run ends and
+// utf8 values. A file's rows list each query's documents together, so
+// the column costs a few bytes a query rather than the id on every row,
+// and the join finds each query's rows without comparing ids.
+var QueryRunsType = arrow.RunEndEncodedOf(arrow.PrimitiveTypes.Int32, arrow.BinaryTypes.String)
+
+// RunLongEncoded is RunLong with the query_id column of type
+// QueryRunsType: the schema of the Arrow files convert writes from a
+// long-form run, and of the batches read from such files.
+func RunLongEncoded() *arrow.Schema {
+	s := RunLong()
+	fields := s.Fields()
+	fields[0].Type = QueryRunsType
+	md := s.Metadata()
+	return arrow.NewSchema(fields, &md)
+}
+
 // RunList returns the list run schema, one row per query.
 //
 // # Columns
