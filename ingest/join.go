@@ -513,10 +513,9 @@ func (g *grouper) run(r schema.Reader) error {
 			b.Release()
 			return err
 		}
-		qids := b.Record.Column(0).(*array.String)
-		n := qids.Len()
 		if b.Form == schema.FormRunList {
-			for i := 0; i < n; i++ {
+			qids := b.Record.Column(0).(*array.String)
+			for i := 0; i < qids.Len(); i++ {
 				if err := g.finish(qids.Value(i), []segment{{b: b, lo: i, hi: i + 1}}, true); err != nil {
 					b.Release()
 					return err
@@ -525,6 +524,12 @@ func (g *grouper) run(r schema.Reader) error {
 			b.Release()
 			continue
 		}
+		qids, err := schema.RunQueryIDs(b.Record)
+		if err != nil {
+			b.Release()
+			return fmt.Errorf("read run %s: %w", b.File, err)
+		}
+		n := qids.Len()
 		if len(cur) == 0 && n > 0 {
 			curID = qids.Value(0) // no query open at the end of the last batch
 		}
@@ -532,7 +537,7 @@ func (g *grouper) run(r schema.Reader) error {
 		// finds where they end and opens the query found there.
 		start := 0
 		for {
-			end := schema.RunEnd(qids, start, curID)
+			end := qids.RunEnd(start, curID)
 			if end == n {
 				break
 			}

@@ -334,25 +334,30 @@ func (g *grouper) spillBatch(sp *spill, b *schema.Batch) error {
 		sp.run = b.File
 	}
 	rec := b.Record
-	qids := rec.Column(0).(*array.String)
+	qids, err := schema.RunQueryIDs(rec)
+	if err != nil {
+		return fmt.Errorf("regroup run %s: %w", b.File, err)
+	}
 	docs := rec.Column(1).(*array.String)
 	scores := rec.Column(2).(*array.Float64).Float64Values()
 	ranks := rec.Column(3).(*array.Int32)
 	rv := ranks.Int32Values()
-	last, gi := "", int32(-1)
-	for i := 0; i < qids.Len(); i++ {
-		if id := qids.Value(i); i == 0 || id != last {
-			last, gi = id, g.j.gold.Lookup(id)
-		}
+	// A stretch of rows of one query at a time.
+	for lo, n := 0, qids.Len(); lo < n; {
+		id := qids.Value(lo)
+		hi := qids.RunEnd(lo, id)
+		gi := g.j.gold.Lookup(id)
 		if gi < 0 {
-			if err := g.finish(last, nil, false); err != nil { // counted once per query
+			if err := g.finish(id, nil, false); err != nil { // counted once per query
 				return err
 			}
-			continue
 		}
-		if err := sp.add(gi, position(b, i), scores[i], rv[i], ranks.IsValid(i), docs.Value(i)); err != nil {
-			return err
+		for i := lo; i < hi && gi >= 0; i++ {
+			if err := sp.add(gi, position(b, i), scores[i], rv[i], ranks.IsValid(i), docs.Value(i)); err != nil {
+				return err
+			}
 		}
+		lo = hi
 	}
 	return nil
 }

@@ -152,12 +152,16 @@ func TestInterleavedRunSameBits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, content := range map[string][]string{"shuffled": shuffled, "interleaved at the end": late} {
+	for name, content := range map[string][]string{"shuffled": shuffled, "interleaved at the end": late, "shuffled, in Arrow IPC": shuffled} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			run := filepath.Join(dir, "run.trec")
 			if err := os.WriteFile(run, []byte(strings.Join(content, "")), 0o644); err != nil {
 				t.Fatal(err)
+			}
+			if strings.Contains(name, "Arrow") {
+				// Query ids run-end encoded, a run of one row or a few.
+				run = convertRun(t, run, filepath.Join(dir, "run.arrow"))
 			}
 			job := func(perQuery string) coordinator.Job {
 				j := newJob(t, gold, run)
@@ -208,6 +212,26 @@ func TestInterleavedRunSameBits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// convertRun converts the run in to out, an Arrow IPC file, as `evalgate
+// convert` does, and returns out.
+func convertRun(t *testing.T, in, out string) string {
+	t.Helper()
+	r, err := schema.Open(context.Background(), in, schema.RoleRun, schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := schema.Convert(context.Background(), r, f, out, schema.FormatArrow, schema.WriterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // judgedOnly makes a job score bpref as well, at relevance level 2 (grade
