@@ -44,6 +44,10 @@ type WriterOptions struct {
 	// RowGroupRows is the number of rows after which a Parquet row group
 	// ends, at the next query boundary (default DefaultRowGroupRows).
 	RowGroupRows int
+	// PlainQueryIDs makes Convert write a long-form run's query_id into
+	// Arrow IPC as utf8, the id on every row, rather than run-end encoded
+	// (QueryRunsType), for tools that do not read run-end encoded columns.
+	PlainQueryIDs bool
 }
 
 // DefaultRowGroupRows is the default Parquet row group size: small

@@ -24,6 +24,7 @@ func convertCommand() *cli.Command {
 			&cli.StringFlag{Name: "from", Value: "auto", Usage: "format of IN (auto, trec, jsonl, arrow, arrow-stream, parquet)"},
 			&cli.StringFlag{Name: "to", Value: "auto", Usage: "format of OUT (auto: by extension; arrow, arrow-stream or parquet)"},
 			&cli.StringFlag{Name: "compression", Value: "none", Usage: "Parquet compression: none (reads and writes fastest), snappy (1.7x smaller) or zstd (smallest, slow to write)"},
+			&cli.BoolFlag{Name: "plain-query-ids", Usage: "Arrow IPC: write a run's query_id as utf8 on every row rather than run-end encoded (for tools that do not read run-end encoded columns)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
@@ -50,7 +51,7 @@ func convertCommand() *cli.Command {
 			if _, err := schema.ParquetCodec(c.String("compression")); err != nil {
 				return usageError{fmt.Errorf("--compression: %w", err)}
 			}
-			wopts := schema.WriterOptions{Compression: c.String("compression")}
+			wopts := schema.WriterOptions{Compression: c.String("compression"), PlainQueryIDs: c.Bool("plain-query-ids")}
 			var role schema.Role
 			switch c.String("role") {
 			case "gold":
