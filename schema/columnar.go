@@ -78,7 +78,7 @@ func openColumnar(_ context.Context, path string, role Role, format Format, opts
 			}
 			src, err = newIPCStreamSource(f, opts)
 		default:
-			src, err = newParquetSource(f, opts)
+			src, err = newParquetSource(f, role, opts)
 		}
 		return err
 	})
@@ -1152,7 +1152,7 @@ type parquetSource struct {
 	mm   mapping // the file's mapping flat views column chunks in (nil: none)
 }
 
-func newParquetSource(f *os.File, opts Options) (recordSource, error) {
+func newParquetSource(f *os.File, role Role, opts Options) (recordSource, error) {
 	// Stream column chunks through a buffer rather than reading each one
 	// whole into a new allocation.
 	props := parquet.NewReaderProperties(opts.Allocator)
@@ -1178,7 +1178,7 @@ func newParquetSource(f *os.File, opts Options) (recordSource, error) {
 	if opts.ReuseMemory {
 		mem = &batchMemory
 	}
-	flat := newFlatPlan(pf, f, size, allocationLimitOf(opts.Allocator), mem, opts.SkipRanks)
+	flat := newFlatPlan(pf, f, size, allocationLimitOf(opts.Allocator), mem, opts.SkipRanks, role)
 	var mm mapping
 	if flat != nil && flat.chunks && size >= mappedChunksMinSize {
 		// Column chunks are views of the mapping: no read copies them.

@@ -36,12 +36,18 @@ type flatPlan struct {
 	// mem, when the caller allows it, recycles the memory of released
 	// records for the columns decoded page by page.
 	mem *recycler
+	// queryRuns is the field of a run's query ids, read as runs of one
+	// id (QueryRunsType, in records of schema runSchema) when its chunk is
+	// decoded page by page and has no nulls; -1 for a gold file.
+	queryRuns int
+	runSchema *arrow.Schema
 }
 
 // newFlatPlan returns a plan for pf, or nil when its columns are not all
 // flat ones of the supported types. With skipRanks its records leave out
-// a column named rank (Options.SkipRanks).
-func newFlatPlan(pf *file.Reader, r io.ReaderAt, size int64, limit int, mem *recycler, skipRanks bool) *flatPlan {
+// a column named rank (Options.SkipRanks); for a run (role), they hold
+// the query ids as runs where they can.
+func newFlatPlan(pf *file.Reader, r io.ReaderAt, size int64, limit int, mem *recycler, skipRanks bool, role Role) *flatPlan {
 	ps := pf.MetaData().Schema
 	as, err := pqarrow.FromParquet(ps, nil, pf.MetaData().KeyValueMetadata())
 	if err != nil || as.NumFields() != ps.NumColumns() || ps.NumColumns() == 0 {
@@ -81,8 +87,25 @@ func newFlatPlan(pf *file.Reader, r io.ReaderAt, size int64, limit int, mem *rec
 	if len(fields) == 0 {
 		return nil
 	}
-	return &flatPlan{pf: pf, schema: arrow.NewSchema(fields, nil), cols: cols, limit: min(limit, math.MaxInt32),
-		r: r, size: size, chunks: chunkReadable(pf.MetaData()), mem: mem}
+	p := &flatPlan{pf: pf, schema: arrow.NewSchema(fields, nil), cols: cols, limit: min(limit, math.MaxInt32),
+		r: r, size: size, chunks: chunkReadable(pf.MetaData()), mem: mem, queryRuns: -1}
+	if i := fieldIndex(p.schema, FieldQueryID, "qid"); role == RoleRun && i >= 0 && fields[i].Type.ID() == arrow.STRING {
+		runFields := p.schema.Fields()
+		runFields[i].Type = QueryRunsType
+		p.queryRuns, p.runSchema = i, arrow.NewSchema(runFields, nil)
+	}
+	return p
+}
+
+// fieldIndex returns the index of the first of names s has, as column
+// finds it in a record, or -1.
+func fieldIndex(s *arrow.Schema, names ...string) int {
+	for _, n := range names {
+		if idx := s.FieldIndices(n); len(idx) > 0 {
+			return idx[0]
+		}
+	}
+	return -1
 }
 
 // readRowGroup reads row group g as records of up to flatBatchRows rows.
@@ -139,9 +162,12 @@ func (p *flatPlan) readRowGroup(g int) ([]arrow.Record, error) {
 		for c, cr := range readers {
 			var col arrow.Array
 			var err error
-			if pages[c] != nil {
-				col, err = readPageColumn(pages[c], p.schema.Field(c).Type, n, p.mem)
-			} else {
+			switch pc := pages[c]; {
+			case pc != nil && c == p.queryRuns && pc.byteArr && !pc.nullable:
+				col, err = readQueryRuns(pc, n)
+			case pc != nil:
+				col, err = readPageColumn(pc, p.schema.Field(c).Type, n, p.mem)
+			default:
 				col, err = readFlatColumn(cr, p.schema.Field(c).Type, n, int(sizes[c])*n, def, &scratch)
 			}
 			if err != nil {
@@ -150,7 +176,11 @@ func (p *flatPlan) readRowGroup(g int) ([]arrow.Record, error) {
 			}
 			cols[c] = col
 		}
-		recs = append(recs, NewRecord(p.schema, cols, n))
+		s := p.schema
+		if p.queryRuns >= 0 && cols[p.queryRuns].DataType().ID() == arrow.RUN_END_ENCODED {
+			s = p.runSchema
+		}
+		recs = append(recs, NewRecord(s, cols, n))
 		left -= int64(n)
 	}
 	return recs, nil

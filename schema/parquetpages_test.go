@@ -179,7 +179,13 @@ func TestParquetPagesRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", codec, err)
 			}
-			q := b.Record.Column(0).(*array.String)
+			q, err := RunQueryIDs(b.Record)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.Record.Column(0).DataType().ID() != arrow.RUN_END_ENCODED {
+				t.Fatalf("%s: query ids of type %s, want them as runs", codec, b.Record.Column(0).DataType())
+			}
 			d := b.Record.Column(1).(*array.String)
 			s := b.Record.Column(2).(*array.Float64)
 			k := b.Record.Column(3).(*array.Int32)

@@ -167,6 +167,8 @@ func valueAt(a arrow.Array, i int) any {
 		return a.Value(i)
 	case *array.Dictionary:
 		return valueAt(a.Dictionary(), a.GetValueIndex(i))
+	case *array.RunEndEncoded:
+		return valueAt(a.Values(), a.GetPhysicalIndex(i))
 	}
 	panic(fmt.Sprintf("type %s", a.DataType()))
 }
