@@ -13,7 +13,12 @@
 //
 // (? marks nullable columns.) Arrow IPC and Parquet files in either form are
 // read directly; readers accept any integer type for grades and ranks, any
-// float type for scores, and utf8 or large_utf8 for ids. A run in list form
+// float type for scores, and utf8, large_utf8, utf8_view, binary and
+// dictionary or run-end encoded utf8 for ids. A long-form run's query_id
+// may also come out of a reader run-end encoded (QueryRunsType, schema
+// RunLongEncoded): from an Arrow file whose column is (convert writes
+// them so) and from a Parquet file's dictionary indices, each id once a
+// run of rows; QueryIDs reads either form. A run in list form
 // without scores is ranked by list position. Open refuses an Arrow or
 // Parquet file whose schema says it holds the other role (grade columns
 // opened as a run, score or rank columns opened as the gold set; the
@@ -57,7 +62,9 @@
 // Parquet uncompressed, with dictionary-encoded query_id and rank, other
 // strings (doc ids) as DELTA_LENGTH_BYTE_ARRAY, row groups cut at query
 // boundaries and the row groups of a flat file encoded concurrently and
-// written in order; Arrow IPC uncompressed. Both are written from a
+// written in order; Arrow IPC uncompressed. Convert writes a long-form
+// run's query_id into Arrow IPC run-end encoded (EncodeQueryRuns;
+// WriterOptions.PlainQueryIDs for utf8). Both are written from a
 // goroutine of the writer's own in aligned blocks, which a file made by
 // atomicfile.CreateUncached writes to disk without a copy.
 package schema
