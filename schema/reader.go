@@ -82,7 +82,7 @@ type Options struct {
 	// (default GOMAXPROCS).
 	Parallelism int
 	// BlockSize is the size of the text blocks parsed in parallel
-	// (default 4 MiB).
+	// (default 4 MiB; 1 MiB for a gold set).
 	BlockSize int
 	// MaxErrors is the number of errors kept in full (default
 	// DefaultErrorLimit); the rest are counted.
@@ -103,6 +103,12 @@ type Options struct {
 	SkipRanks bool
 }
 
+// goldBlockSize is the default Options.BlockSize of a gold set: on 1M
+// queries, loading it with 1 MiB blocks took 1.61 s against 1.62 s with
+// 4 MiB ones and 21 MB less peak RSS (200k: 372 against 376 ms, 32 MB
+// less; alternating runs of score on Arrow IPC, 2 cores).
+const goldBlockSize = 1 << 20
+
 func (o Options) withDefaults() Options {
 	if o.Parallelism <= 0 {
 		o.Parallelism = runtime.GOMAXPROCS(0)
@@ -119,6 +125,12 @@ func (o Options) withDefaults() Options {
 // Open opens path as the given role. The format comes from opts.Format, or
 // is detected from the file's leading bytes and extension.
 func Open(ctx context.Context, path string, role Role, opts Options) (Reader, error) {
+	if role == RoleGold && opts.BlockSize <= 0 {
+		// A gold set is read whole into an index, its batches held until
+		// then: 4 MiB blocks put all of a 200k-query qrels file (23 MB) in
+		// flight at once, 1 MiB blocks a quarter of it.
+		opts.BlockSize = goldBlockSize
+	}
 	opts = opts.withDefaults()
 	format := opts.Format
 	if format == FormatAuto {
