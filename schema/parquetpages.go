@@ -439,26 +439,34 @@ func (c *pageColumn) appendValues(b *Strings, m, k int) error {
 		c.plain = rest
 		return err
 	}
-	// Dictionary indices come in runs of one index (a query's rows, in a
-	// query_id column) and bit-packed stretches of others.
-	for h := &c.idx; m > 0; {
+	return c.indexRuns(m,
+		func(j uint32, n int) error { return c.appendRepeated(b, j, n) },
+		func(ix []uint32) error { return c.appendEntries(b, ix) })
+}
+
+// indexRuns walks the next k dictionary indices of a dictionary-encoded
+// page as they come: runs of one index (a query's rows, in a query_id
+// column), for which it calls run with the index and the run's length,
+// and bit-packed stretches of others, for which it calls lits.
+func (c *pageColumn) indexRuns(k int, run func(j uint32, n int) error, lits func(ix []uint32) error) error {
+	for h := &c.idx; k > 0; {
 		switch {
 		case h.rep > 0:
-			n := min(h.rep, m)
-			if err := c.appendRepeated(b, h.val, n); err != nil {
+			n := min(h.rep, k)
+			if err := run(h.val, n); err != nil {
 				return err
 			}
 			h.rep -= n
-			m -= n
+			k -= n
 		case h.lit > 0:
-			ix := c.scratch(min(h.lit, m))
+			ix := c.scratch(min(h.lit, k))
 			if err := h.read(ix); err != nil {
 				return err
 			}
-			if err := c.appendEntries(b, ix); err != nil {
+			if err := lits(ix); err != nil {
 				return err
 			}
-			m -= len(ix)
+			k -= len(ix)
 		default:
 			if err := h.nextRun(); err != nil {
 				return err

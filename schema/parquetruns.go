@@ -79,22 +79,15 @@ func (c *pageColumn) addRuns(q *queryRunsOf, k int) error {
 		}
 		return c.dict.Data[c.dict.Offsets[j]:c.dict.Offsets[j+1]], nil
 	}
-	for h := &c.idx; k > 0; {
-		switch {
-		case h.rep > 0:
-			m := min(h.rep, k)
-			v, err := entry(h.val)
-			if err != nil {
-				return err
+	return c.indexRuns(k,
+		func(j uint32, n int) error {
+			v, err := entry(j)
+			if err == nil {
+				q.add(v, n)
 			}
-			q.add(v, m)
-			h.rep -= m
-			k -= m
-		case h.lit > 0:
-			ix := c.scratch(min(h.lit, k))
-			if err := h.read(ix); err != nil {
-				return err
-			}
+			return err
+		},
+		func(ix []uint32) error {
 			for _, j := range ix {
 				v, err := entry(j)
 				if err != nil {
@@ -102,12 +95,6 @@ func (c *pageColumn) addRuns(q *queryRunsOf, k int) error {
 				}
 				q.add(v, 1)
 			}
-			k -= len(ix)
-		default:
-			if err := h.nextRun(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+			return nil
+		})
 }
