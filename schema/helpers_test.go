@@ -366,3 +366,20 @@ func equal[T any](t testing.TB, what string, got, want T) {
 		t.Errorf("%s:\n got %+v\nwant %+v", what, got, want)
 	}
 }
+
+// firstBatch opens path as role and returns its first batch; the reader
+// and the batch are released when the test ends.
+func firstBatch(t *testing.T, path string, role Role) *Batch {
+	t.Helper()
+	r, err := Open(context.Background(), path, role, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	b, err := r.Next(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Release)
+	return b
+}

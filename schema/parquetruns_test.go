@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -51,17 +50,7 @@ func TestParquetQueryRunsFromOtherWriters(t *testing.T) {
 			props := parquet.NewWriterProperties(append(tc.props, parquet.WithDataPageSize(2<<10), parquet.WithMaxRowGroupLength(7_000))...)
 			writeWithPqarrow(t, f, rec, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 			checkOwnRead(t, p, RoleRun, rec)
-			r, err := Open(context.Background(), p, RoleRun, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			b, err := r.Next(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer b.Release()
-			if id := b.Record.Column(0).DataType().ID(); id != arrow.RUN_END_ENCODED {
+			if id := firstBatch(t, p, RoleRun).Record.Column(0).DataType().ID(); id != arrow.RUN_END_ENCODED {
 				t.Fatalf("query ids of type %v, want runs", id)
 			}
 		})
