@@ -44,6 +44,9 @@ type columnarReader struct {
 	done bool
 
 	workers int
+	// limit bounds the bytes of ids a record may expand to (run-end or
+	// dictionary encoded): AllocationLimit of the file's size.
+	limit   int
 	pipe    *pipeline
 	pending []normalized      // results of the current unit not yet handed out
 	orphan  chan []normalized // a unit's results abandoned by a cancelled Next
@@ -90,7 +93,7 @@ func openColumnar(_ context.Context, path string, role Role, format Format, opts
 		src.close()
 		return nil, err
 	}
-	r := &columnarReader{file: path, role: role, src: src, row: 1, workers: opts.Parallelism}
+	r := &columnarReader{file: path, role: role, src: src, row: 1, workers: opts.Parallelism, limit: allocationLimitOf(opts.Allocator)}
 	r.errs.Limit = opts.MaxErrors
 	return r, nil
 }
@@ -249,8 +252,72 @@ func (r *columnarReader) normalize(rec arrow.Record, first int64, errs *ErrorLis
 	if err != nil {
 		return nil, form, err
 	}
+	if err := checkExpansion(rec, r.limit); err != nil {
+		return nil, form, err
+	}
 	out, err := normalizeAs(r.file, form, rec, first, errs)
 	return out, form, err
+}
+
+// checkExpansion refuses a record with a run-end or dictionary encoded
+// column whose values, one a row, would take more than limit bytes (0:
+// no limit): a few bytes of a file can name a long id for every row, and
+// the ids of such a column are copied one a row when they are not taken
+// as they are (a bad id, a gold set, a conversion to Parquet).
+func checkExpansion(rec arrow.Record, limit int) error {
+	if limit <= 0 {
+		return nil
+	}
+	for i, c := range rec.Columns() {
+		n, err := expandedBytes(c)
+		if err != nil {
+			return fmt.Errorf("column %s: %w", rec.ColumnName(i), err)
+		}
+		if n > int64(limit) {
+			return fmt.Errorf("column %s: its values take %d bytes one a row, more than a file of this size can hold", rec.ColumnName(i), n)
+		}
+	}
+	return nil
+}
+
+// expandedBytes returns the bytes the string values of a run-end or
+// dictionary encoded column take one a row (0 for other columns).
+func expandedBytes(a arrow.Array) (int64, error) {
+	switch c := a.(type) {
+	case *array.RunEndEncoded:
+		if err := checkRunEnds(c); err != nil {
+			return 0, err
+		}
+		vals, ok := c.Values().(*array.String)
+		if !ok {
+			return 0, nil // no expansion: read row by row or refused by type
+		}
+		at, _ := runEndsOf(c)
+		lo, hi := int64(c.Data().Offset()), int64(c.Data().Offset()+c.Len())
+		size, prev := int64(0), int64(0)
+		for k := range vals.Len() {
+			end := at(k)
+			if rows := min(end, hi) - max(prev, lo); rows > 0 {
+				size += rows * int64(vals.ValueLen(k))
+			}
+			prev = end
+		}
+		return size, nil
+	case *array.Dictionary:
+		dict, ok1 := c.Dictionary().(*array.String)
+		idx, ok2 := c.Indices().(*array.Int32)
+		if !ok1 || !ok2 {
+			return 0, nil
+		}
+		size := int64(0)
+		for _, j := range idx.Int32Values() {
+			if j >= 0 && int(j) < dict.Len() {
+				size += int64(dict.ValueLen(int(j)))
+			}
+		}
+		return size, nil
+	}
+	return 0, nil
 }
 
 // recordForm tells the form of a record read as role from its columns.
@@ -534,16 +601,9 @@ func stringsOf(a arrow.Array, name string) (func(i int) string, error) {
 // one a value, without nulls, strictly increasing from above 0, the last
 // at or past the end of c's rows.
 func checkRunEnds(c *array.RunEndEncoded) error {
-	var at func(k int) int64
-	switch e := c.RunEndsArr().(type) {
-	case *array.Int16:
-		at = func(k int) int64 { return int64(e.Value(k)) }
-	case *array.Int32:
-		at = func(k int) int64 { return int64(e.Value(k)) }
-	case *array.Int64:
-		at = e.Value
-	default:
-		return fmt.Errorf("run ends of type %s", c.RunEndsArr().DataType())
+	at, err := runEndsOf(c)
+	if err != nil {
+		return err
 	}
 	ends := c.RunEndsArr()
 	if ends.NullN() != 0 || ends.Len() != c.Values().Len() {
@@ -560,6 +620,19 @@ func checkRunEnds(c *array.RunEndEncoded) error {
 		return fmt.Errorf("runs end at row %d of %d", prev, c.Data().Offset()+c.Len())
 	}
 	return nil
+}
+
+// runEndsOf returns a function giving run end k of c.
+func runEndsOf(c *array.RunEndEncoded) (func(k int) int64, error) {
+	switch e := c.RunEndsArr().(type) {
+	case *array.Int16:
+		return func(k int) int64 { return int64(e.Value(k)) }, nil
+	case *array.Int32:
+		return func(k int) int64 { return int64(e.Value(k)) }, nil
+	case *array.Int64:
+		return e.Value, nil
+	}
+	return nil, fmt.Errorf("run ends of type %s", c.RunEndsArr().DataType())
 }
 
 func checkID(s string) error {

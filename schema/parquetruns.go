@@ -13,10 +13,14 @@ import (
 type queryRunsOf struct {
 	ends []int32
 	vals Strings
+	// bytes counts the bytes of the ids one a row, which may not exceed
+	// limit, as the ids read one a row may not (see appendRepeated).
+	bytes, limit int64
 }
 
 // add appends count rows of id v, extending the last run when it holds v.
 func (q *queryRunsOf) add(v []byte, count int) {
+	q.bytes += int64(count) * int64(len(v))
 	if k := len(q.ends); k > 0 && bytes.Equal(q.vals.Data[q.vals.Offsets[k-1]:], v) {
 		q.ends[k-1] += int32(count)
 		return
@@ -44,7 +48,7 @@ func (q *queryRunsOf) array() *array.RunEndEncoded {
 // nulls as runs of one value (QueryRunsType): a dictionary-encoded page a
 // run of indices at a time, any other page value by value.
 func readQueryRuns(c *pageColumn, n int) (arrow.Array, error) {
-	q := queryRunsOf{vals: NewStrings(0, 0)}
+	q := queryRunsOf{vals: NewStrings(0, 0), limit: int64(c.limit)}
 	for n > 0 {
 		if c.left == 0 {
 			if err := c.nextPage(); err != nil {
@@ -54,6 +58,9 @@ func readQueryRuns(c *pageColumn, n int) (arrow.Array, error) {
 		k := min(n, c.left)
 		if err := c.addRuns(&q, k); err != nil {
 			return nil, err
+		}
+		if q.bytes > q.limit {
+			return nil, corruptf("string values larger than the input can justify")
 		}
 		c.left -= k
 		n -= k

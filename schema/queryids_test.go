@@ -248,3 +248,38 @@ func TestReadQueryRuns(t *testing.T) {
 		})
 	}
 }
+
+// TestExpansionBounded reads a run whose query_id names an 8 KiB id for
+// each of 100,000 rows in a few bytes (run-end encoded): 819 MB one a
+// row, more than a file of its size may allocate, refused as corrupt
+// rather than copied; checkExpansion bounds dictionary columns alike.
+func TestExpansionBounded(t *testing.T) {
+	const rows = 100_000
+	long := strings.Repeat("q", 8192)
+	docs, scores := NewStrings(rows, 0), make([]float64, rows)
+	for i := range rows {
+		docs.Append(fmt.Sprintf("d%d", i))
+		scores[i] = float64(rows - i)
+	}
+	cols := []arrow.Array{ree([]int32{rows}, long, rows, 0), docs.Array(), Float64Array(scores), NullInt32Array(rows)}
+	rec := NewRecord(RunLongEncoded(), cols, rows)
+	defer rec.Release()
+	p := writeColumnar(t, t.TempDir(), "long.arrow", FormatArrow, rec.Schema(), []arrow.Record{rec})
+	_, err := readFile(t, p, RoleRun, Options{})
+	checkErrors(t, err, p, []wantErr{{Row: 1, Is: ErrCorrupt, Has: "column query_id: its values take 819200000 bytes one a row"}})
+
+	if err := checkExpansion(rec, 1<<30); err != nil {
+		t.Errorf("within the limit: %v", err)
+	}
+	dict := array.NewDictionaryArray(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String},
+		Int32Array([]int32{0, 0, 0, 1}, nil), ree([]int32{1, 2}, "abcdefghij", "x", 2, 0).Values())
+	defer dict.Release()
+	d := NewRecord(arrow.NewSchema([]arrow.Field{{Name: "query_id", Type: dict.DataType()}}, nil), []arrow.Array{dict}, 4)
+	defer d.Release()
+	if err := checkExpansion(d, 30); err == nil || !strings.Contains(err.Error(), "31 bytes") {
+		t.Errorf("dictionary of 31 bytes one a row, limit 30: %v", err)
+	}
+	if err := checkExpansion(d, 31); err != nil {
+		t.Errorf("dictionary within the limit: %v", err)
+	}
+}
