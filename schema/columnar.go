@@ -288,36 +288,53 @@ func expandedBytes(a arrow.Array) (int64, error) {
 		if err := checkRunEnds(c); err != nil {
 			return 0, err
 		}
-		vals, ok := c.Values().(*array.String)
+		valueLen, ok := valueLengths(c.Values())
 		if !ok {
-			return 0, nil // no expansion: read row by row or refused by type
+			return 0, nil // not strings: refused by type where ids are read
 		}
 		at, _ := runEndsOf(c)
 		lo, hi := int64(c.Data().Offset()), int64(c.Data().Offset()+c.Len())
 		size, prev := int64(0), int64(0)
-		for k := range vals.Len() {
+		for k := range c.Values().Len() {
 			end := at(k)
 			if rows := min(end, hi) - max(prev, lo); rows > 0 {
-				size += rows * int64(vals.ValueLen(k))
+				size += rows * int64(valueLen(k))
 			}
 			prev = end
 		}
 		return size, nil
 	case *array.Dictionary:
-		dict, ok1 := c.Dictionary().(*array.String)
-		idx, ok2 := c.Indices().(*array.Int32)
-		if !ok1 || !ok2 {
+		valueLen, ok := valueLengths(c.Dictionary())
+		if !ok {
 			return 0, nil
 		}
 		size := int64(0)
-		for _, j := range idx.Int32Values() {
-			if j >= 0 && int(j) < dict.Len() {
-				size += int64(dict.ValueLen(int(j)))
+		for i := range c.Len() {
+			if j := c.GetValueIndex(i); j >= 0 && j < c.Dictionary().Len() {
+				size += int64(valueLen(j))
 			}
 		}
 		return size, nil
 	}
 	return 0, nil
+}
+
+// valueLengths returns the byte length of each value of a string or
+// binary array, ok false for other arrays.
+func valueLengths(a arrow.Array) (func(i int) int, bool) {
+	switch c := a.(type) {
+	case *array.String:
+		return c.ValueLen, true
+	case *array.LargeString:
+		return c.ValueLen, true
+	case *array.Binary:
+		return c.ValueLen, true
+	case *array.StringView:
+		return c.ValueLen, true
+	case *array.BinaryView:
+		return c.ValueLen, true
+	}
+	return nil, false
 }
 
 // recordForm tells the form of a record read as role from its columns.

@@ -282,4 +282,20 @@ func TestExpansionBounded(t *testing.T) {
 	if err := checkExpansion(d, 31); err != nil {
 		t.Errorf("dictionary within the limit: %v", err)
 	}
+	// Run-end encoded large_utf8 counts alike.
+	lb := array.NewLargeStringBuilder(memory.DefaultAllocator)
+	defer lb.Release()
+	lb.AppendValues([]string{"abcdefghij", "x"}, nil)
+	lv := lb.NewArray()
+	defer lv.Release()
+	ends := Int32Array([]int32{3, 4}, nil)
+	defer ends.Release()
+	lr := array.NewRunEndEncodedArray(ends, lv, 4, 0)
+	defer lr.Release()
+	l := NewRecord(arrow.NewSchema([]arrow.Field{{Name: "query_id", Type: lr.DataType()}}, nil), []arrow.Array{lr}, 4)
+	lr.Retain() // NewRecord released the reference the deferred Release drops
+	defer l.Release()
+	if err := checkExpansion(l, 30); err == nil || !strings.Contains(err.Error(), "31 bytes") {
+		t.Errorf("run-end encoded large_utf8 of 31 bytes one a row, limit 30: %v", err)
+	}
 }
