@@ -232,10 +232,8 @@ func (r *columnarReader) Close() error {
 
 // column finds a column by any of its accepted names.
 func column(rec arrow.Record, names ...string) (int, arrow.Array) {
-	for _, n := range names {
-		if idx := rec.Schema().FieldIndices(n); len(idx) > 0 {
-			return idx[0], rec.Column(idx[0])
-		}
+	if i := fieldIndex(rec.Schema(), names...); i >= 0 {
+		return i, rec.Column(i)
 	}
 	return -1, nil
 }

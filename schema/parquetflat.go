@@ -97,8 +97,8 @@ func newFlatPlan(pf *file.Reader, r io.ReaderAt, size int64, limit int, mem *rec
 	return p
 }
 
-// fieldIndex returns the index of the first of names s has, as column
-// finds it in a record, or -1.
+// fieldIndex returns the index of the first of names s has, or -1 (a
+// column's accepted names: see column).
 func fieldIndex(s *arrow.Schema, names ...string) int {
 	for _, n := range names {
 		if idx := s.FieldIndices(n); len(idx) > 0 {

@@ -38,24 +38,56 @@ func RunQueryIDs(rec arrow.Record) (QueryIDs, error) {
 func queryRuns(c *array.RunEndEncoded) (ends []int32, vals *array.String, ok bool) {
 	re, ok1 := c.RunEndsArr().(*array.Int32)
 	vals, ok2 := c.Values().(*array.String)
-	if !ok1 || !ok2 || c.Data().Offset() != 0 || re.NullN() != 0 {
+	if !ok1 || !ok2 || c.Data().Offset() != 0 || checkRunEnds(c) != nil {
 		return nil, nil, false
 	}
+	// checkRunEnds lets the last run end past the rows; here it ends at them.
 	ends = re.Int32Values()
-	if len(ends) != vals.Len() || (len(ends) == 0) != (c.Len() == 0) {
-		return nil, nil, false
-	}
-	prev := int32(0)
-	for _, e := range ends {
-		if e <= prev {
-			return nil, nil, false
-		}
-		prev = e
-	}
-	if int(prev) != c.Len() {
+	if (len(ends) == 0) != (c.Len() == 0) || len(ends) > 0 && int(ends[len(ends)-1]) != c.Len() {
 		return nil, nil, false
 	}
 	return ends, vals, true
+}
+
+// queryRunsOf accumulates a query_id column as runs of one id, the
+// run-end encoded form (QueryRunsType): EncodeQueryRuns makes it from ids
+// one a row, the Parquet reader from a column's dictionary indices.
+type queryRunsOf struct {
+	ends []int32
+	vals Strings
+	// bytes counts the bytes of the ids one a row, for a reader to hold
+	// against the limit its ids one a row had (see appendRepeated).
+	bytes int64
+}
+
+func newQueryRuns() queryRunsOf { return queryRunsOf{vals: NewStrings(0, 0)} }
+
+// add appends count rows of id v, extending the last run when it holds v.
+func (q *queryRunsOf) add(v string, count int) {
+	q.bytes += int64(count) * int64(len(v))
+	k := len(q.ends)
+	if k > 0 && q.vals.Value(k-1) == v {
+		q.ends[k-1] += int32(count)
+		return
+	}
+	end := int32(count)
+	if k > 0 {
+		end += q.ends[k-1]
+	}
+	q.vals.Append(v)
+	q.ends = append(q.ends, end)
+}
+
+// array returns the runs as a column of QueryRunsType.
+func (q *queryRunsOf) array() *array.RunEndEncoded {
+	re, va := Int32Array(q.ends, nil), q.vals.Array()
+	defer re.Release()
+	defer va.Release()
+	rows := 0
+	if len(q.ends) > 0 {
+		rows = int(q.ends[len(q.ends)-1])
+	}
+	return array.NewRunEndEncodedArray(re, va, rows, 0)
 }
 
 // Len returns the number of rows.
@@ -119,18 +151,14 @@ func EncodeQueryRuns(rec arrow.Record) (arrow.Record, error) {
 		rec.Retain()
 		return rec, nil
 	}
-	var ends []int32
-	vals := NewStrings(0, 0)
+	runs := newQueryRuns()
 	for lo, n := 0, q.Len(); lo < n; {
 		id := q.Value(lo)
-		lo = q.RunEnd(lo, id)
-		ends = append(ends, int32(lo))
-		vals.Append(id)
+		hi := q.RunEnd(lo, id)
+		runs.add(id, hi-lo)
+		lo = hi
 	}
-	re, va := Int32Array(ends, nil), vals.Array()
-	defer re.Release()
-	defer va.Release()
-	cols := []arrow.Array{array.NewRunEndEncodedArray(re, va, q.Len(), 0)}
+	cols := []arrow.Array{runs.array()}
 	for _, c := range rec.Columns()[1:] {
 		c.Retain()
 		cols = append(cols, c)
