@@ -257,33 +257,60 @@ func (r *columnarReader) normalize(rec arrow.Record, first int64, errs *ErrorLis
 	return out, form, err
 }
 
-// checkExpansion refuses a record with a run-end or dictionary encoded
-// column whose values, one a row, would take more than limit bytes (0:
-// no limit): a few bytes of a file can name a long id for every row, and
-// the ids of such a column are copied one a row when they are not taken
-// as they are (a bad id, a gold set, a conversion to Parquet).
+// checkExpansion refuses a record that could not be read within limit
+// bytes an allocation (0: no limit). A run-end encoded column has no
+// buffer sized by its rows, and a run-end or dictionary encoded column or
+// a view can name a long string for every row, so a few bytes of a file
+// can stand for more rows or bytes than it holds; the reader copies such
+// ids one a row when it does not take them as they are (a bad id, a gold
+// set, a conversion to Parquet). So every array of the record, nested ones
+// included, may have at most limit/8 values (the 8-byte values of the
+// widest column the reader builds), and the string values of each column,
+// one a row, may take at most limit bytes and no more than a utf8
+// column's int32 offsets address.
 func checkExpansion(rec arrow.Record, limit int) error {
 	if limit <= 0 {
 		return nil
 	}
+	budget := expansionBudget{values: int64(limit) / 8, bytes: int64(min(limit, math.MaxInt32))}
 	for i, c := range rec.Columns() {
-		n, err := expandedBytes(c)
+		n, err := budget.expandedBytes(c, 0)
 		if err != nil {
 			return fmt.Errorf("column %s: %w", rec.ColumnName(i), err)
 		}
-		if n > int64(limit) {
-			return fmt.Errorf("column %s: its values take %d bytes one a row, more than a file of this size can hold", rec.ColumnName(i), n)
+		if n > budget.bytes {
+			return fmt.Errorf("column %s: its values take more than %d bytes one a row, more than a file of this size can hold", rec.ColumnName(i), budget.bytes)
 		}
 	}
 	return nil
 }
 
-// expandedBytes returns the bytes the string values of a run-end or
-// dictionary encoded column take one a row (0 for other columns).
-func expandedBytes(a arrow.Array) (int64, error) {
+// expansionBudget is what checkExpansion allows an array: values, at most
+// this many (rows, or values of a nested array); bytes, of string values
+// one a row.
+type expansionBudget struct {
+	values, bytes int64
+}
+
+// expandedBytes returns the bytes the string values of a take one a row,
+// or a number past b.bytes once they take more (it stops counting there).
+// It counts run-end and dictionary encoded strings, views and strings
+// with 64-bit offsets, and the children of lists, maps and structs; a
+// utf8 array's own int32 offsets bound its bytes, and other arrays hold
+// no strings.
+func (b expansionBudget) expandedBytes(a arrow.Array, depth int) (int64, error) {
+	if int64(a.Len()) > b.values {
+		return 0, fmt.Errorf("%d values, more than the %d a file of this size can hold", a.Len(), b.values)
+	}
+	if depth > 64 {
+		return 0, errors.New("nested too deeply")
+	}
 	switch c := a.(type) {
 	case *array.RunEndEncoded:
 		if err := checkRunEnds(c); err != nil {
+			return 0, err
+		}
+		if _, err := b.expandedBytes(c.Values(), depth+1); err != nil {
 			return 0, err
 		}
 		valueLen, ok := valueLengths(c.Values())
@@ -292,40 +319,93 @@ func expandedBytes(a arrow.Array) (int64, error) {
 		}
 		at, _ := runEndsOf(c)
 		lo, hi := int64(c.Data().Offset()), int64(c.Data().Offset()+c.Len())
-		size, prev := int64(0), int64(0)
+		var sum byteCount
+		prev := int64(0)
 		for k := range c.Values().Len() {
 			end := at(k)
 			if rows := min(end, hi) - max(prev, lo); rows > 0 {
-				size += rows * int64(valueLen(k))
+				if err := sum.add(rows, valueLen(k), b.bytes); err != nil || sum.n > b.bytes {
+					return sum.n, err
+				}
 			}
 			prev = end
 		}
-		return size, nil
-	case *array.Dictionary:
-		valueLen, ok := valueLengths(c.Dictionary())
+		return sum.n, nil
+	case *array.Dictionary, *array.LargeString, *array.Binary, *array.LargeBinary, *array.StringView, *array.BinaryView:
+		if d, ok := c.(*array.Dictionary); ok {
+			if _, err := b.expandedBytes(d.Dictionary(), depth+1); err != nil {
+				return 0, err
+			}
+		}
+		valueLen, ok := valueLengths(c)
 		if !ok {
 			return 0, nil
 		}
-		size := int64(0)
+		var sum byteCount
 		for i := range c.Len() {
-			if j := c.GetValueIndex(i); j >= 0 && j < c.Dictionary().Len() {
-				size += int64(valueLen(j))
+			if err := sum.add(1, valueLen(i), b.bytes); err != nil || sum.n > b.bytes {
+				return sum.n, err
 			}
 		}
-		return size, nil
+		return sum.n, nil
+	case array.ListLike: // lists and maps
+		return b.expandedBytes(c.ListValues(), depth+1)
+	case *array.Struct:
+		var total int64
+		for f := range c.NumField() {
+			n, err := b.expandedBytes(c.Field(f), depth+1)
+			if err != nil {
+				return 0, err
+			}
+			if total += n; total > b.bytes {
+				return total, nil
+			}
+		}
+		return total, nil
 	}
 	return 0, nil
 }
 
+// byteCount adds rows·length products, refusing negative lengths (offsets
+// that decrease) and saturating past a bound rather than overflowing.
+type byteCount struct{ n int64 }
+
+func (s *byteCount) add(rows int64, length int, bound int64) error {
+	if length < 0 {
+		return fmt.Errorf("a value of negative length %d", length)
+	}
+	if length > 0 && rows > (bound-s.n)/int64(length) {
+		s.n = bound + 1
+		return nil
+	}
+	s.n += rows * int64(length)
+	return nil
+}
+
 // valueLengths returns the byte length of each value of a string or
-// binary array, ok false for other arrays.
+// binary array, or of a dictionary of them (0 for an index out of its
+// range, which the readers refuse), ok false for other arrays.
 func valueLengths(a arrow.Array) (func(i int) int, bool) {
 	switch c := a.(type) {
+	case *array.Dictionary:
+		inner, ok := valueLengths(c.Dictionary())
+		if !ok {
+			return nil, false
+		}
+		n := c.Dictionary().Len()
+		return func(i int) int {
+			if j := c.GetValueIndex(i); j >= 0 && j < n {
+				return inner(j)
+			}
+			return 0
+		}, true
 	case *array.String:
 		return c.ValueLen, true
 	case *array.LargeString:
 		return c.ValueLen, true
 	case *array.Binary:
+		return c.ValueLen, true
+	case *array.LargeBinary:
 		return c.ValueLen, true
 	case *array.StringView:
 		return c.ValueLen, true
@@ -573,8 +653,10 @@ type stringValues interface {
 	Value(i int) string
 }
 
-// stringsOf returns the values of a utf8, large_utf8 or dictionary<utf8>
-// column through one interface.
+// stringsOf returns the values of a string column through one interface:
+// utf8, large_utf8, utf8_view, binary, binary_view, a dictionary of
+// strings, or a run-end encoded column of any of these (whose nulls are
+// its values' nulls: read them with rowIsNull, not IsNull).
 func stringsOf(a arrow.Array, name string) (func(i int) string, error) {
 	switch c := a.(type) {
 	case *array.String:
@@ -621,8 +703,11 @@ func checkRunEnds(c *array.RunEndEncoded) error {
 		return err
 	}
 	ends := c.RunEndsArr()
-	if ends.NullN() != 0 || ends.Len() != c.Values().Len() {
-		return errors.New("run ends with nulls, or not one a value")
+	if ends.NullN() != 0 {
+		return fmt.Errorf("%d of the run ends are null", ends.NullN())
+	}
+	if ends.Len() != c.Values().Len() {
+		return fmt.Errorf("%d run ends for %d values", ends.Len(), c.Values().Len())
 	}
 	prev := int64(0)
 	for k := range ends.Len() {
@@ -897,7 +982,7 @@ func copyNullableStrings(a arrow.Array, name string, at func(int, string, error)
 	b := NewStrings(n, 32*n)
 	valid := make([]bool, n)
 	for i := 0; i < n; i++ {
-		if a.IsNull(i) {
+		if rowIsNull(a, i) {
 			b.Append("")
 			continue
 		}
@@ -955,7 +1040,7 @@ func copyStringList(a arrow.Array, name string, at func(int, string, error)) ([]
 				return nil, nil, fmt.Errorf("column %s: list offsets out of range", name)
 			}
 			for j := s; j < e; j++ {
-				if vals.IsNull(int(j)) {
+				if rowIsNull(vals, int(j)) {
 					at(i, name, ErrNull)
 					continue
 				}
@@ -974,12 +1059,6 @@ func copyStringList(a arrow.Array, name string, at func(int, string, error)) ([]
 // copyInts copies an integer column into int32 values. With nullable, nulls
 // become invalid entries; otherwise they are errors.
 func copyInts(a arrow.Array, name string, nullable bool, at func(int, string, error)) ([]int32, []bool, error) {
-	n := a.Len()
-	out := make([]int32, n)
-	var valid []bool
-	if nullable {
-		valid = make([]bool, n)
-	}
 	var get func(i int) (int64, bool)
 	switch c := a.(type) {
 	case *array.Int8:
@@ -1005,6 +1084,12 @@ func copyInts(a arrow.Array, name string, nullable bool, at func(int, string, er
 	default:
 		return nil, nil, fmt.Errorf("column %s: %w: want an integer type, got %s", name, ErrTypeMismatch, a.DataType())
 	}
+	n := a.Len()
+	out := make([]int32, n)
+	var valid []bool
+	if nullable {
+		valid = make([]bool, n)
+	}
 	for i := 0; i < n; i++ {
 		if a.IsNull(i) {
 			if !nullable {
@@ -1026,8 +1111,6 @@ func copyInts(a arrow.Array, name string, nullable bool, at func(int, string, er
 }
 
 func copyScores(a arrow.Array, name string, at func(int, string, error)) ([]float64, error) {
-	n := a.Len()
-	out := make([]float64, n)
 	var get func(i int) float64
 	switch c := a.(type) {
 	case *array.Float64:
@@ -1041,6 +1124,8 @@ func copyScores(a arrow.Array, name string, at func(int, string, error)) ([]floa
 	default:
 		return nil, fmt.Errorf("column %s: %w: want a float type, got %s", name, ErrTypeMismatch, a.DataType())
 	}
+	n := a.Len()
+	out := make([]float64, n)
 	for i := 0; i < n; i++ {
 		if a.IsNull(i) {
 			at(i, name, ErrNull)
@@ -1083,7 +1168,7 @@ func copyTags(rec arrow.Record, n int, at func(int, string, error)) (*array.Map,
 		if !m.IsNull(i) {
 			s, e := m.ValueOffsets(i)
 			for j := int(s); j < int(e); j++ {
-				if m.Keys().IsNull(j) || m.Items().IsNull(j) {
+				if rowIsNull(m.Keys(), j) || rowIsNull(m.Items(), j) {
 					continue
 				}
 				k, v := getK(j), getV(j)

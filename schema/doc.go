@@ -13,12 +13,16 @@
 //
 // (? marks nullable columns.) Arrow IPC and Parquet files in either form are
 // read directly; readers accept any integer type for grades and ranks, any
-// float type for scores, and utf8, large_utf8, utf8_view, binary and
-// dictionary or run-end encoded utf8 for ids. A long-form run's query_id
-// may also come out of a reader run-end encoded (QueryRunsType, schema
+// float type for scores, and utf8, large_utf8, utf8_view, binary,
+// binary_view, and dictionary or run-end encoded strings for ids. A
+// record whose encoded columns or views would expand, one value a row,
+// past the file's allocation limit (AllocationLimit) is refused as
+// corrupt before anything is copied. A long-form run's query_id may also
+// come out of a reader run-end encoded (QueryRunsType, schema
 // RunLongEncoded): from an Arrow file whose column is (convert writes
-// them so) and from a Parquet file's dictionary indices, each id once a
-// run of rows; QueryIDs reads either form. A run in list form
+// them so) and from a flat Parquet file's query_id column without nulls
+// (from its dictionary indices, or from its values as they are decoded),
+// each id once a run of rows; QueryIDs reads either form. A run in list form
 // without scores is ranked by list position. Open refuses an Arrow or
 // Parquet file whose schema says it holds the other role (grade columns
 // opened as a run, score or rank columns opened as the gold set; the

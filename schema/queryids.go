@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/apache/arrow/go/v16/arrow"
@@ -18,7 +19,11 @@ type QueryIDs struct {
 	last  int           // the run last looked up: rows are mostly visited in order
 }
 
-// RunQueryIDs returns the query ids of a run-long batch's record.
+// RunQueryIDs returns the query ids of a run-long batch's record: its
+// utf8 query_id column, or one of QueryRunsType with well-formed runs. It
+// checks the form only; the ids themselves (non-null, non-empty, valid
+// UTF-8) are the readers' to check, which hand out only batches whose
+// ids are.
 func RunQueryIDs(rec arrow.Record) (QueryIDs, error) {
 	switch c := rec.Column(0).(type) {
 	case *array.String:
@@ -184,6 +189,9 @@ func DecodeQueryRuns(rec arrow.Record) (arrow.Record, error) {
 	for k, e := range q.ends {
 		size += int(e-prev) * len(q.vals.Value(k))
 		prev = e
+		if size > math.MaxInt32 {
+			return nil, fmt.Errorf("decode query ids: %w: their values take more than %d bytes one a row, more than a utf8 column holds", ErrCorrupt, math.MaxInt32)
+		}
 	}
 	ids := NewStrings(n, size)
 	prev = 0

@@ -3,7 +3,9 @@ package schema
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -215,19 +217,20 @@ func TestReadQueryRuns(t *testing.T) {
 		return writeColumnar(t, dir, name, FormatArrow, r.Schema(), []arrow.Record{r})
 	}
 	for _, tc := range []struct {
-		name string
-		col  arrow.Array
-		want []runLongRow
-		errs []wantErr
+		name    string
+		col     arrow.Array
+		want    []runLongRow
+		inPlace bool // the batch keeps the runs (else they are read row by row)
+		errs    []wantErr
 	}{
-		{"runs", ree([]int32{2, 5, 6}, "q1", "q2", "q3", 6, 0), want(ids), nil},
-		{"split runs", ree([]int32{1, 2, 4, 5, 6}, "q1", "q1", "q2", "q2", "q3", 6, 0), want(ids), nil},
-		{"runs past the rows", ree([]int32{2, 5, 9}, "q1", "q2", "q3", 6, 0), want(ids), nil},
-		{"empty id", ree([]int32{2, 5, 6}, "q1", "", "q3", 6, 0), nil,
+		{"runs", ree([]int32{2, 5, 6}, "q1", "q2", "q3", 6, 0), want(ids), true, nil},
+		{"split runs", ree([]int32{1, 2, 4, 5, 6}, "q1", "q1", "q2", "q2", "q3", 6, 0), want(ids), true, nil},
+		{"runs past the rows", ree([]int32{2, 5, 9}, "q1", "q2", "q3", 6, 0), want(ids), false, nil},
+		{"empty id", ree([]int32{2, 5, 6}, "q1", "", "q3", 6, 0), nil, false,
 			[]wantErr{{Row: 3, Field: "query_id", Is: ErrEmptyID}, {Row: 4, Field: "query_id", Is: ErrEmptyID}, {Row: 5, Field: "query_id", Is: ErrEmptyID}}},
-		{"null id", ree([]int32{2, 5, 6}, "q1", nil, "q3", 6, 0), nil,
+		{"null id", ree([]int32{2, 5, 6}, "q1", nil, "q3", 6, 0), nil, false,
 			[]wantErr{{Row: 3, Field: "query_id", Is: ErrNull}, {Row: 4, Field: "query_id", Is: ErrNull}, {Row: 5, Field: "query_id", Is: ErrNull}}},
-		{"run ends not increasing", ree([]int32{2, 2, 6}, "q1", "q2", "q3", 6, 0), nil,
+		{"run ends not increasing", ree([]int32{2, 2, 6}, "q1", "q2", "q3", 6, 0), nil, false,
 			[]wantErr{{Row: 1, Is: ErrCorrupt, Has: "run end 1 at 2 is not past 2"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -245,14 +248,19 @@ func TestReadQueryRuns(t *testing.T) {
 				t.Errorf("read %+v\nwant %+v", c.RunLong, tc.want)
 			}
 			readMem.AssertSize(t, 0)
+			if got := firstBatch(t, p, RoleRun).Record.Column(0).DataType().ID() == arrow.RUN_END_ENCODED; got != tc.inPlace {
+				t.Errorf("query ids kept as runs: %v, want %v", got, tc.inPlace)
+			}
 		})
 	}
 }
 
-// TestExpansionBounded reads a run whose query_id names an 8 KiB id for
-// each of 100,000 rows in a few bytes (run-end encoded): 819 MB one a
-// row, more than a file of its size may allocate, refused as corrupt
-// rather than copied; checkExpansion bounds dictionary columns alike.
+// TestExpansionBounded: a record whose run-end or dictionary encoded
+// columns, views or 64-bit offset strings would expand to more bytes than
+// the file's allocation limit, or whose arrays (nested ones included)
+// have more values than its 8-byte columns could hold within it, is
+// refused as corrupt before anything is copied; well-formed ones within
+// it pass.
 func TestExpansionBounded(t *testing.T) {
 	const rows = 100_000
 	long := strings.Repeat("q", 8192)
@@ -266,36 +274,163 @@ func TestExpansionBounded(t *testing.T) {
 	defer rec.Release()
 	p := writeColumnar(t, t.TempDir(), "long.arrow", FormatArrow, rec.Schema(), []arrow.Record{rec})
 	_, err := readFile(t, p, RoleRun, Options{})
-	checkErrors(t, err, p, []wantErr{{Row: 1, Is: ErrCorrupt, Has: "column query_id: its values take 819200000 bytes one a row"}})
-
+	st, statErr := os.Stat(p)
+	if statErr != nil {
+		t.Fatal(statErr)
+	}
+	limit := AllocationLimit(st.Size())
+	if rows*int64(len(long)) <= int64(limit) {
+		t.Fatalf("the ids take %d bytes, within the limit %d: the test needs more", rows*len(long), limit)
+	}
+	checkErrors(t, err, p, []wantErr{{Row: 1, Is: ErrCorrupt, Has: fmt.Sprintf("column query_id: its values take more than %d bytes one a row", limit)}})
 	if err := checkExpansion(rec, 1<<30); err != nil {
 		t.Errorf("within the limit: %v", err)
 	}
-	dict := array.NewDictionaryArray(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String},
-		Int32Array([]int32{0, 0, 0, 1}, nil), ree([]int32{1, 2}, "abcdefghij", "x", 2, 0).Values())
-	defer dict.Release()
-	d := NewRecord(arrow.NewSchema([]arrow.Field{{Name: "query_id", Type: dict.DataType()}}, nil), []arrow.Array{dict}, 4)
-	defer d.Release()
-	if err := checkExpansion(d, 30); err == nil || !strings.Contains(err.Error(), "31 bytes") {
-		t.Errorf("dictionary of 31 bytes one a row, limit 30: %v", err)
+
+	// 2^31-1 rows of empty ids and a score, all run-end encoded: a file of
+	// a few hundred bytes, refused by its rows before any is copied.
+	const many = math.MaxInt32
+	empty := func() arrow.Array { return ree([]int32{many}, "", many, 0) }
+	score := func() arrow.Array {
+		re, va := Int32Array([]int32{many}, nil), Float64Array([]float64{1})
+		defer re.Release()
+		defer va.Release()
+		return array.NewRunEndEncodedArray(re, va, many, 0)
+	}()
+	q, d := empty(), empty()
+	big := NewRecord(arrow.NewSchema([]arrow.Field{{Name: FieldQueryID, Type: q.DataType()}, {Name: FieldDocID, Type: d.DataType()},
+		{Name: FieldScore, Type: score.DataType()}}, nil), []arrow.Array{q, d, score}, many)
+	defer big.Release()
+	p = writeColumnar(t, t.TempDir(), "rows.arrow", FormatArrow, big.Schema(), []arrow.Record{big})
+	_, err = readFile(t, p, RoleRun, Options{})
+	checkErrors(t, err, p, []wantErr{{Row: 1, Is: ErrCorrupt, Has: "2147483647 values, more than the 33554432"}})
+
+	budget := expansionBudget{values: 100, bytes: 30}
+	check := func(name string, a arrow.Array, want int64, wantErr string) {
+		t.Helper()
+		defer a.Release()
+		n, err := budget.expandedBytes(a, 0)
+		if wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), wantErr) {
+				t.Errorf("%s: error %v, want %q", name, err, wantErr)
+			}
+			return
+		}
+		if err != nil || n != want {
+			t.Errorf("%s: %d bytes, %v; want %d", name, n, err, want)
+		}
 	}
-	if err := checkExpansion(d, 31); err != nil {
-		t.Errorf("dictionary within the limit: %v", err)
+	dictOf := func(idx []int32, vals arrow.Array) arrow.Array {
+		defer vals.Release()
+		ix := Int32Array(idx, nil)
+		defer ix.Release()
+		return array.NewDictionaryArray(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: vals.DataType()}, ix, vals)
 	}
-	// Run-end encoded large_utf8 counts alike.
+	strs := func(v ...string) arrow.Array {
+		b := NewStrings(len(v), 0)
+		for _, s := range v {
+			b.Append(s)
+		}
+		return b.Array()
+	}
+	check("dictionary, 31 bytes one a row", dictOf([]int32{0, 0, 0, 1}, strs("abcdefghij", "x")), 31, "")
+	check("dictionary, 30 bytes", dictOf([]int32{0, 0, 0}, strs("abcdefghij", "x")), 30, "")
+
 	lb := array.NewLargeStringBuilder(memory.DefaultAllocator)
-	defer lb.Release()
 	lb.AppendValues([]string{"abcdefghij", "x"}, nil)
 	lv := lb.NewArray()
-	defer lv.Release()
+	lb.Release()
 	ends := Int32Array([]int32{3, 4}, nil)
-	defer ends.Release()
-	lr := array.NewRunEndEncodedArray(ends, lv, 4, 0)
-	defer lr.Release()
-	l := NewRecord(arrow.NewSchema([]arrow.Field{{Name: "query_id", Type: lr.DataType()}}, nil), []arrow.Array{lr}, 4)
-	lr.Retain() // NewRecord released the reference the deferred Release drops
-	defer l.Release()
-	if err := checkExpansion(l, 30); err == nil || !strings.Contains(err.Error(), "31 bytes") {
-		t.Errorf("run-end encoded large_utf8 of 31 bytes one a row, limit 30: %v", err)
+	check("run-end encoded large_utf8", array.NewRunEndEncodedArray(ends, lv, 4, 0), 31, "")
+	lv.Release()
+	ends.Release()
+
+	// Run-end encoded dictionary values count through the dictionary.
+	dv := dictOf([]int32{1, 0}, strs("x", "abcdefghij"))
+	ends = Int32Array([]int32{3, 4}, nil)
+	check("run-end encoded dictionary", array.NewRunEndEncodedArray(ends, dv, 4, 0), 31, "")
+	dv.Release()
+	ends.Release()
+
+	// Views: every row may point at the same long string.
+	vb := array.NewStringViewBuilder(memory.DefaultAllocator)
+	for range 4 {
+		vb.Append("abcdefghijklmnopqrstuvwxyz")
+	}
+	check("utf8_view", vb.NewArray(), 31, "")
+	vb.Release()
+
+	// large_utf8 offsets that decrease: a negative length is corrupt, not
+	// a credit against the long values.
+	bad := array.NewLargeStringData(array.NewData(arrow.BinaryTypes.LargeString, 2, []*memory.Buffer{nil,
+		memory.NewBufferBytes(arrow.Int64Traits.CastToBytes([]int64{0, 20, 10})), memory.NewBufferBytes(make([]byte, 20))}, nil, 0, 0))
+	check("decreasing offsets", bad, 0, "negative length -10")
+
+	// A list's values count as values: a run-end encoded child can claim
+	// more than the list's own offsets.
+	child := ree([]int32{1000}, "d", 1000, 0)
+	lst := array.NewListData(array.NewData(arrow.ListOf(child.DataType()), 1, []*memory.Buffer{nil,
+		memory.NewBufferBytes(arrow.Int32Traits.CastToBytes([]int32{0, 1000}))}, []arrow.ArrayData{child.Data()}, 0, 0))
+	child.Release()
+	check("list of 1000 run-end encoded values", lst, 0, "1000 values, more than the 100")
+}
+
+// TestRunEndEncodedNulls: a null in a run-end encoded column is its run's
+// value's null (the array's own validity says nothing), and the readers
+// of doc-id lists, tags and query texts take it as the null of a utf8
+// column: an error in a doc-id list, a tag left out, a missing text.
+func TestRunEndEncodedNulls(t *testing.T) {
+	at := func(errs *[]string) func(int, string, error) {
+		return func(i int, field string, err error) { *errs = append(*errs, fmt.Sprintf("%d %s %v", i, field, err)) }
+	}
+	docs := ree([]int32{2, 3, 4}, "d1", nil, "d2", 4, 0) // d1 d1 null d2
+	defer docs.Release()
+	var errs []string
+	offs, vals, err := copyStringList(ListArray([]int32{0, 2, 4}, docs, nil), FieldDocIDs, at(&errs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vals.Release()
+	if !reflect.DeepEqual(offs, []int32{0, 2, 3}) || vals.Len() != 3 || vals.Value(2) != "d2" ||
+		!reflect.DeepEqual(errs, []string{"1 doc_ids " + ErrNull.Error()}) {
+		t.Errorf("doc-id list: offsets %v, %d values, errors %q", offs, vals.Len(), errs)
+	}
+
+	texts := ree([]int32{1, 2}, "what is a run", nil, 2, 0)
+	defer texts.Release()
+	errs = nil
+	out, err := copyNullableStrings(texts, FieldQuery, at(&errs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	if out.Len() != 2 || out.IsNull(0) || out.Value(0) != "what is a run" || !out.IsNull(1) || len(errs) != 0 {
+		t.Errorf("texts: %v, errors %q", out, errs)
+	}
+
+	keys := NewStrings(2, 0)
+	keys.Append("category")
+	keys.Append("difficulty")
+	items := ree([]int32{1, 2}, "billing", nil, 2, 0)
+	defer items.Release()
+	entries := array.NewData(arrow.StructOf(arrow.Field{Name: "key", Type: arrow.BinaryTypes.String},
+		arrow.Field{Name: "value", Type: items.DataType(), Nullable: true}), 2, []*memory.Buffer{nil},
+		[]arrow.ArrayData{keys.Array().Data(), items.Data()}, 0, 0)
+	defer entries.Release()
+	md := array.NewData(arrow.MapOf(arrow.BinaryTypes.String, items.DataType()), 1,
+		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes([]int32{0, 2}))}, []arrow.ArrayData{entries}, 0, 0)
+	defer md.Release()
+	m := array.NewMapData(md)
+	rec := NewRecord(arrow.NewSchema([]arrow.Field{{Name: FieldTags, Type: m.DataType()}}, nil), []arrow.Array{m}, 1)
+	defer rec.Release()
+	errs = nil
+	tags, err := copyTags(rec, 1, at(&errs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tags.Release()
+	k, v := tags.Keys().(*array.String), tags.Items().(*array.String)
+	if k.Len() != 1 || k.Value(0) != "category" || v.Value(0) != "billing" || len(errs) != 0 {
+		t.Errorf("tags: keys %v, values %v, errors %q; want category=billing alone", k, v, errs)
 	}
 }
