@@ -230,6 +230,18 @@ func (r *columnarReader) Close() error {
 	return r.closeErr
 }
 
+// The names a column may have in a file, the canonical one first.
+var (
+	queryIDNames = []string{FieldQueryID, "qid"}
+	gradeNames   = []string{FieldGrade, "relevance", "rel"}
+)
+
+// readColumns holds the names of every column the readers read (each
+// entry one column's names); a file's other columns are left unread and
+// unchecked.
+var readColumns = [][]string{queryIDNames, {FieldDocID}, {FieldDocIDs}, gradeNames, {FieldGrades},
+	{FieldQuery}, {FieldTags}, {FieldScore}, {FieldScores}, {FieldRank}}
+
 // column finds a column by any of its accepted names.
 func column(rec arrow.Record, names ...string) (int, arrow.Array) {
 	if i := fieldIndex(rec.Schema(), names...); i >= 0 {
@@ -257,14 +269,14 @@ func (r *columnarReader) normalize(rec arrow.Record, first int64, errs *ErrorLis
 	return out, form, err
 }
 
-// checkExpansion refuses a record that could not be read within limit
-// bytes an allocation (0: no limit). A run-end encoded column has no
+// checkExpansion refuses a record whose columns the readers read could
+// not be read within limit bytes an allocation (0: no limit). A run-end encoded column has no
 // buffer sized by its rows, and a run-end or dictionary encoded column or
 // a view can name a long string for every row, so a few bytes of a file
 // can stand for more rows or bytes than it holds; the reader copies such
 // ids one a row when it does not take them as they are (a bad id, a gold
-// set, a conversion to Parquet). So every array of the record, nested ones
-// included, may have at most limit/8 values (the 8-byte values of the
+// set, a conversion to Parquet). So every array of those columns, nested
+// ones included, may have at most limit/8 values (the 8-byte values of the
 // widest column the reader builds), and the string values of each column,
 // one a row, may take at most limit bytes and no more than a utf8
 // column's int32 offsets address.
@@ -273,12 +285,19 @@ func checkExpansion(rec arrow.Record, limit int) error {
 		return nil
 	}
 	budget := expansionBudget{values: int64(limit) / 8, bytes: int64(min(limit, math.MaxInt32))}
-	for i, c := range rec.Columns() {
+	for _, names := range readColumns {
+		i, c := column(rec, names...)
+		if c == nil {
+			continue
+		}
 		n, err := budget.expandedBytes(c, 0)
 		if err != nil {
 			return fmt.Errorf("column %s: %w", rec.ColumnName(i), err)
 		}
 		if n > budget.bytes {
+			if budget.bytes < int64(limit) {
+				return fmt.Errorf("column %s: its values take more than %d bytes one a row, more than a utf8 column holds: write the file in smaller record batches", rec.ColumnName(i), budget.bytes)
+			}
 			return fmt.Errorf("column %s: its values take more than %d bytes one a row, more than a file of this size can hold", rec.ColumnName(i), budget.bytes)
 		}
 	}
@@ -417,7 +436,7 @@ func valueLengths(a arrow.Array) (func(i int) int, bool) {
 
 // recordForm tells the form of a record read as role from its columns.
 func recordForm(rec arrow.Record, role Role) (Form, error) {
-	_, qcol := column(rec, FieldQueryID, "qid")
+	_, qcol := column(rec, queryIDNames...)
 	if qcol == nil {
 		return FormUnknown, missingColumns(rec, FieldQueryID)
 	}
@@ -457,7 +476,7 @@ func normalizeAs(file string, form Form, rec arrow.Record, first int64, errs *Er
 // holds references to, for normalizeAs to release when it builds no
 // record.
 func buildCanonical(form Form, rec arrow.Record, at func(int, string, error), errs *ErrorList) (out arrow.Record, held []arrow.Array, err error) {
-	_, qcol := column(rec, FieldQueryID, "qid")
+	_, qcol := column(rec, queryIDNames...)
 	_, docList := column(rec, FieldDocIDs)
 	_, docCol := column(rec, FieldDocID)
 	n := int(rec.NumRows())
@@ -480,7 +499,7 @@ func buildCanonical(form Form, rec arrow.Record, at func(int, string, error), er
 			return nil, held, err
 		}
 		held = append(held, docs)
-		_, gcol := column(rec, FieldGrade, "relevance", "rel")
+		_, gcol := column(rec, gradeNames...)
 		if gcol == nil {
 			return nil, held, missingColumns(rec, FieldGrade)
 		}
@@ -504,7 +523,7 @@ func buildCanonical(form Form, rec arrow.Record, at func(int, string, error), er
 				grades[i] = 1
 			}
 		} else {
-			gl, ok := glist.(array.ListLike)
+			gl, ok := disjointList(glist)
 			if !ok {
 				return nil, held, fmt.Errorf("column %s: %w: want list<int>, got %s", FieldGrades, ErrTypeMismatch, glist.DataType())
 			}
@@ -554,7 +573,7 @@ func buildCanonical(form Form, rec arrow.Record, at func(int, string, error), er
 		var scores []float64
 		var valid []bool
 		if _, sl := column(rec, FieldScores); sl != nil {
-			ll, ok := sl.(array.ListLike)
+			ll, ok := disjointList(sl)
 			if !ok {
 				return nil, held, fmt.Errorf("column %s: %w: want list<float>, got %s", FieldScores, ErrTypeMismatch, sl.DataType())
 			}
@@ -943,12 +962,17 @@ func rankColumn(rec arrow.Record, n int, at func(int, string, error)) (arrow.Arr
 	return Int32Array(ranks, valid), nil
 }
 
+// maxReserve bounds the bytes of strings reserved before a column is
+// copied value by value: its rows may be run-end encoded values that
+// expand to less than a guess a row (past it, the copy grows as it goes).
+const maxReserve = 64 << 20
+
 func copyStringsSlow(a arrow.Array, name string, n int, at func(int, string, error)) (*array.String, error) {
 	get, err := stringsOf(a, name)
 	if err != nil {
 		return nil, err
 	}
-	b := NewStrings(n, 16*n)
+	b := NewStrings(n, min(16*n, maxReserve))
 	for i := 0; i < n; i++ {
 		if rowIsNull(a, i) {
 			at(i, name, ErrNull)
@@ -979,7 +1003,7 @@ func copyNullableStrings(a arrow.Array, name string, at func(int, string, error)
 		return nil, err
 	}
 	n := a.Len()
-	b := NewStrings(n, 32*n)
+	b := NewStrings(n, min(32*n, maxReserve))
 	valid := make([]bool, n)
 	for i := 0; i < n; i++ {
 		if rowIsNull(a, i) {
@@ -994,6 +1018,23 @@ func copyNullableStrings(a arrow.Array, name string, at func(int, string, error)
 		b.Append(s)
 	}
 	return NullableStringArray(b.Offsets, b.Data, valid), nil
+}
+
+// disjointList returns a as a list whose rows hold disjoint ranges of its
+// values (list, large_list, fixed_size_list); ok is false for other
+// arrays, list views included, whose rows may each hold all the values:
+// copied a row at a time, a few bytes of a file would expand without
+// bound.
+func disjointList(a arrow.Array) (array.ListLike, bool) {
+	switch c := a.(type) {
+	case *array.List:
+		return c, true
+	case *array.LargeList:
+		return c, true
+	case *array.FixedSizeList:
+		return c, true
+	}
+	return nil, false
 }
 
 // flatValues returns the child values of a list, sliced to the list's own
@@ -1019,7 +1060,7 @@ func listAt(l array.ListLike, at func(int, string, error)) func(int, string, err
 }
 
 func copyStringList(a arrow.Array, name string, at func(int, string, error)) ([]int32, *array.String, error) {
-	l, ok := a.(array.ListLike)
+	l, ok := disjointList(a)
 	if !ok {
 		return nil, nil, fmt.Errorf("column %s: %w: want list<utf8>, got %s", name, ErrTypeMismatch, a.DataType())
 	}
@@ -1143,8 +1184,8 @@ func copyScores(a arrow.Array, name string, at func(int, string, error)) ([]floa
 
 func copyTags(rec arrow.Record, n int, at func(int, string, error)) (*array.Map, error) {
 	offs := make([]int32, 1, n+1)
-	keys := NewStrings(n, 16*n)
-	vals := NewStrings(n, 16*n)
+	keys := NewStrings(n, min(16*n, maxReserve))
+	vals := NewStrings(n, min(16*n, maxReserve))
 	_, col := column(rec, FieldTags)
 	if col == nil {
 		for i := 0; i < n; i++ {

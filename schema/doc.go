@@ -15,9 +15,10 @@
 // read directly; readers accept any integer type for grades and ranks, any
 // float type for scores, and utf8, large_utf8, utf8_view, binary,
 // binary_view, and dictionary or run-end encoded strings for ids. A
-// record whose encoded columns or views would expand, one value a row,
-// past the file's allocation limit (AllocationLimit) is refused as
-// corrupt before anything is copied. A long-form run's query_id may also
+// record whose encoded columns or views, among those read, would expand,
+// one value a row, past what the file's size allows (AllocationLimit) or
+// past a utf8 column's 2 GiB is refused as corrupt before anything is
+// copied; list views are refused by type (their rows may overlap). A long-form run's query_id may also
 // come out of a reader run-end encoded (QueryRunsType, schema
 // RunLongEncoded): from an Arrow file whose column is (convert writes
 // them so) and from a flat Parquet file's query_id column without nulls

@@ -366,6 +366,19 @@ func TestExpansionBounded(t *testing.T) {
 		memory.NewBufferBytes(arrow.Int64Traits.CastToBytes([]int64{0, 20, 10})), memory.NewBufferBytes(make([]byte, 20))}, nil, 0, 0))
 	check("decreasing offsets", bad, 0, "negative length -10")
 
+	// Products that would overflow saturate past the bound.
+	e64 := array.NewInt64Data(array.NewData(arrow.PrimitiveTypes.Int64, 1, []*memory.Buffer{nil,
+		memory.NewBufferBytes(arrow.Int64Traits.CastToBytes([]int64{1 << 62}))}, nil, 0, 0))
+	v8 := strs("abcdefgh")
+	huge := array.NewRunEndEncodedArray(e64, v8, 1<<62, 0)
+	e64.Release()
+	v8.Release()
+	wide := expansionBudget{values: math.MaxInt64, bytes: 1 << 40}
+	if n, err := wide.expandedBytes(huge, 0); err != nil || n != 1<<40+1 {
+		t.Errorf("2^62 rows of 8 bytes: %d, %v; want the bound + 1", n, err)
+	}
+	huge.Release()
+
 	// A list's values count as values: a run-end encoded child can claim
 	// more than the list's own offsets.
 	child := ree([]int32{1000}, "d", 1000, 0)
@@ -432,5 +445,47 @@ func TestRunEndEncodedNulls(t *testing.T) {
 	k, v := tags.Keys().(*array.String), tags.Items().(*array.String)
 	if k.Len() != 1 || k.Value(0) != "category" || v.Value(0) != "billing" || len(errs) != 0 {
 		t.Errorf("tags: keys %v, values %v, errors %q; want category=billing alone", k, v, errs)
+	}
+}
+
+// TestExpansionReadColumnsOnly: checkExpansion looks at the columns the
+// readers read; a file may carry others (passages, embeddings) of any
+// size.
+func TestExpansionReadColumnsOnly(t *testing.T) {
+	text := array.NewLargeStringBuilder(memory.DefaultAllocator)
+	defer text.Release()
+	text.Append(strings.Repeat("p", 1000))
+	passages := text.NewArray()
+	defer passages.Release()
+	ids := NewStrings(1, 0)
+	ids.Append("q1")
+	qid := ids.Array()
+	defer qid.Release()
+	for _, tc := range []struct {
+		name string
+		want string
+	}{{"passage", ""}, {FieldQuery, "more than 800 bytes"}} {
+		rec := array.NewRecord(arrow.NewSchema([]arrow.Field{{Name: FieldQueryID, Type: qid.DataType()},
+			{Name: tc.name, Type: passages.DataType()}}, nil), []arrow.Array{qid, passages}, 1)
+		err := checkExpansion(rec, 800)
+		rec.Release()
+		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("a column %q of 1000 bytes, limit 800: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestListViewsRefused: a list view's rows may each hold all its values,
+// so doc-id lists of that type are refused by type, not copied.
+func TestListViewsRefused(t *testing.T) {
+	vals := ree([]int32{1000}, "d", 1000, 0)
+	defer vals.Release()
+	lv := array.MakeFromData(array.NewData(arrow.ListViewOf(vals.DataType()), 3, []*memory.Buffer{nil,
+		memory.NewBufferBytes(arrow.Int32Traits.CastToBytes([]int32{0, 0, 0})),
+		memory.NewBufferBytes(arrow.Int32Traits.CastToBytes([]int32{1000, 1000, 1000}))}, []arrow.ArrayData{vals.Data()}, 0, 0))
+	defer lv.Release()
+	_, _, err := copyStringList(lv, FieldDocIDs, func(int, string, error) {})
+	if !errors.Is(err, ErrTypeMismatch) {
+		t.Errorf("list view of doc ids: %v, want %v", err, ErrTypeMismatch)
 	}
 }
