@@ -10,8 +10,13 @@
 #   the same, OTHER binary  with OTHER=path/to/evalgate (another version, to
 #                           compare with)
 # and prints every measurement (wall time and CPU time, user + sys), the
-# medians and the ratios paired/alone. On a shared machine the CPU times
-# are the steadier figure.
+# medians and the ratios to alone: of the medians and, in brackets, the
+# median of the rounds' own ratios (a VM that drifts in speed over the
+# minutes of the benchmark shifts a round's measurements alike). Each
+# measurement reads its inputs first, untimed, so that it reads them from
+# the page cache (the two 3.9 GB runs need not stay cached beside other
+# benchmark data). On a shared machine the CPU times are the steadier
+# figure.
 #
 #   scripts/bench-paired.sh                          # data in ./bench-data (generated once)
 #   DATA=/data/q1000000 BASE=/data/paired scripts/bench-paired.sh
@@ -45,6 +50,7 @@ if [ -n "$other" ]; then names+=(other); fi
 measure() { # name command...: runs it, records and prints wall and CPU seconds
 	local name=$1
 	shift
+	cat "$data/gold.qrels" "$data/run.trec" "$base/run.trec" >/dev/null # into the page cache
 	/usr/bin/time -f "%e %U %S" -o "$tmp" "$@" >/dev/null
 	read -r w u s <"$tmp"
 	wall[$name]+=" $w"
@@ -60,6 +66,8 @@ for i in $(seq "$rounds"); do
 done
 median() { printf '%s\n' $1 | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+# rounds: the median over rounds of round i's a / round i's b
+rounds() { median "$(paste -d' ' <(printf '%s\n' $1) <(printf '%s\n' $2) | awk '{ printf "%.3f\n", $1 / $2 }')"; }
 echo "alone: score; paired: score --baseline-run; simd: the same, GOEXPERIMENT=simd build; other: the same, ${other:-(none)}"
 for kind in wall cpu; do
 	declare -n m=$kind
@@ -67,7 +75,7 @@ for kind in wall cpu; do
 	line="median $kind: alone ${a}s"
 	for n in "${names[@]:1}"; do
 		v=$(median "${m[$n]}")
-		line+=", $n ${v}s (×$(ratio "$v" "$a"))"
+		line+=", $n ${v}s (×$(ratio "$v" "$a"); rounds ×$(rounds "${m[$n]}" "${m[alone]}"))"
 	done
 	echo "$line"
 done
