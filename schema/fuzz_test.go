@@ -270,7 +270,7 @@ func columnarSeeds(t testing.TB, formats ...Format) [][]byte {
 	for _, tc := range []struct {
 		s         *arrow.Schema
 		rows      string
-		arrowOnly bool // Parquet has no run-end encoding
+		arrowOnly bool // Parquet has no run-end encoding and no views
 	}{
 		{GoldLong(), `[{"query_id": "q1", "doc_id": "d1", "grade": 2}, {"query_id": "q1", "doc_id": "d2", "grade": 0}]`, false},
 		{RunLong(), `[{"query_id": "q1", "doc_id": "d1", "score": 2.5, "rank": 1}, {"query_id": "q1", "doc_id": "d2", "score": -1, "rank": null}]`, false},
@@ -282,6 +282,9 @@ func columnarSeeds(t testing.TB, formats ...Format) [][]byte {
 		{arrow.NewSchema([]arrow.Field{{Name: "qid", Type: arrow.BinaryTypes.LargeString}, fDocID,
 			{Name: "relevance", Type: arrow.PrimitiveTypes.Int64}}, nil),
 			`[{"qid": "q1", "doc_id": "d1", "relevance": 3}, {"qid": "q1", "doc_id": "", "relevance": null}]`, false},
+		{arrow.NewSchema([]arrow.Field{{Name: FieldQueryID, Type: arrow.BinaryTypes.StringView}, {Name: FieldDocID, Type: arrow.BinaryTypes.StringView},
+			{Name: FieldScore, Type: arrow.PrimitiveTypes.Float64}}, nil), // as polars writes them
+			`[{"query_id": "q1", "doc_id": "d1", "score": 2}, {"query_id": "q1", "doc_id": "a-doc-id-longer-than-twelve-bytes", "score": 1}]`, true},
 	} {
 		recs := recordsFromJSON(t, mem, tc.s, tc.rows)
 		for _, format := range formats {
