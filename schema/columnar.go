@@ -290,7 +290,7 @@ func checkExpansion(rec arrow.Record, limit int) error {
 		if c == nil {
 			continue
 		}
-		n, err := budget.expandedBytes(c, 0)
+		n, err := budget.expandedBytes(c)
 		if err != nil {
 			return fmt.Errorf("column %s: %w", rec.ColumnName(i), err)
 		}
@@ -316,20 +316,18 @@ type expansionBudget struct {
 // It counts run-end and dictionary encoded strings, views and strings
 // with 64-bit offsets, and the children of lists, maps and structs; a
 // utf8 array's own int32 offsets bound its bytes, and other arrays hold
-// no strings.
-func (b expansionBudget) expandedBytes(a arrow.Array, depth int) (int64, error) {
+// no strings. Its recursion follows the children checkLengths walks first,
+// which bounds their nesting.
+func (b expansionBudget) expandedBytes(a arrow.Array) (int64, error) {
 	if int64(a.Len()) > b.values {
 		return 0, fmt.Errorf("%d values, more than the %d a file of this size can hold", a.Len(), b.values)
-	}
-	if depth > 64 {
-		return 0, errors.New("nested too deeply")
 	}
 	switch c := a.(type) {
 	case *array.RunEndEncoded:
 		if err := checkRunEnds(c); err != nil {
 			return 0, err
 		}
-		if _, err := b.expandedBytes(c.Values(), depth+1); err != nil {
+		if _, err := b.expandedBytes(c.Values()); err != nil {
 			return 0, err
 		}
 		valueLen, ok := valueLengths(c.Values())
@@ -352,7 +350,7 @@ func (b expansionBudget) expandedBytes(a arrow.Array, depth int) (int64, error) 
 		return sum.n, nil
 	case *array.Dictionary, *array.LargeString, *array.Binary, *array.LargeBinary, *array.StringView, *array.BinaryView:
 		if d, ok := c.(*array.Dictionary); ok {
-			if _, err := b.expandedBytes(d.Dictionary(), depth+1); err != nil {
+			if _, err := b.expandedBytes(d.Dictionary()); err != nil {
 				return 0, err
 			}
 		}
@@ -368,11 +366,11 @@ func (b expansionBudget) expandedBytes(a arrow.Array, depth int) (int64, error) 
 		}
 		return sum.n, nil
 	case array.ListLike: // lists and maps
-		return b.expandedBytes(c.ListValues(), depth+1)
+		return b.expandedBytes(c.ListValues())
 	case *array.Struct:
 		var total int64
 		for f := range c.NumField() {
-			n, err := b.expandedBytes(c.Field(f), depth+1)
+			n, err := b.expandedBytes(c.Field(f))
 			if err != nil {
 				return 0, err
 			}

@@ -309,7 +309,7 @@ func TestExpansionBounded(t *testing.T) {
 	check := func(name string, a arrow.Array, want int64, wantErr string) {
 		t.Helper()
 		defer a.Release()
-		n, err := budget.expandedBytes(a, 0)
+		n, err := budget.expandedBytes(a)
 		if wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), wantErr) {
 				t.Errorf("%s: error %v, want %q", name, err, wantErr)
@@ -374,7 +374,7 @@ func TestExpansionBounded(t *testing.T) {
 	e64.Release()
 	v8.Release()
 	wide := expansionBudget{values: math.MaxInt64, bytes: 1 << 40}
-	if n, err := wide.expandedBytes(huge, 0); err != nil || n != 1<<40+1 {
+	if n, err := wide.expandedBytes(huge); err != nil || n != 1<<40+1 {
 		t.Errorf("2^62 rows of 8 bytes: %d, %v; want the bound + 1", n, err)
 	}
 	huge.Release()
